@@ -715,16 +715,29 @@ def test_commit_lags_by_the_engine_are_the_reference(
         np.arange(keys, dtype=np.int64),
     )
     by_engine = lag_module.commit_lags(kc, ends)
+    # one index over a command's calls: made for some of the log ends (numbered in reverse),
+    # then given more (indexed anew, the new ones after), then the same again (kept)
+    steps = lag_module.LogEndIndex()
+    lag_module.commit_lags(kc, [e if k % 2 else None for k, e in enumerate(ends)][::-1], steps)
+    by_shared = [lag_module.commit_lags(kc, ends, steps) for _ in range(2)]
     monkeypatch.setattr(lag_module.effects, "engine_function", lambda name: None)
     reference = lag_module.commit_lags(kc, ends)
-    for got, want in zip(by_engine, reference, strict=True):
-        assert got.dtype == want.dtype and got.tolist() == want.tolist()
+    for made in (by_engine, *by_shared):
+        for got, want in zip(made, reference, strict=True):
+            assert got.dtype == want.dtype and got.tolist() == want.tolist()
 
 
 def test_commit_log_ends_checks_its_buffers() -> None:
-    engine = lag_module.effects.engine_function("commit_log_ends")
-    if engine is None:
+    index = lag_module.effects.engine_function("log_end_index")
+    commit_log_ends = lag_module.effects.engine_function("commit_log_ends")
+    if index is None or commit_log_ends is None:
         pytest.skip("the native engine is not built")
+
+    def engine(*args: Any) -> tuple[bytes, bytes, bytes]:
+        """The steps indexed (log_end_index), then the commits' log ends in them."""
+        made: tuple[bytes, bytes, bytes] = commit_log_ends(index(*args[:3]), *args[3:])
+        return made
+
     i64 = lambda *v: np.asarray(v, np.int64)  # noqa: E731
     fine = (i64(1, 5), i64(10, 20), i64(0, 2), i64(0), i64(0, 2), i64(0, 7), i64(3, 30))
     log_end, lag, known = engine(*fine)
@@ -734,17 +747,29 @@ def test_commit_log_ends_checks_its_buffers() -> None:
     for at, bad in [
         (2, i64(0, 3)),  # the steps' bounds past the steps
         (3, i64(1)),  # a key's steps not among the log ends
+        (3, i64(-2)),
         (4, i64(0, 3)),  # the commits' bounds past the commits
         (4, i64(1, 0)),  # falling bounds
+        (4, i64(0)),  # fewer bounds than keys + 1
         (1, i64(10)),  # fewer ends than times
         (6, i64(3)),  # fewer offsets than commit times
     ]:
         with pytest.raises(ValueError):
             engine(*fine[:at], bad, *fine[at + 1 :])
-    with pytest.raises(ValueError):
-        engine(*fine[:5], b"\x00" * 7, fine[6])
+    for at in (0, 5):
+        with pytest.raises(ValueError):
+            engine(*fine[:at], b"\x00" * 7, *fine[at + 1 :])
     with pytest.raises(TypeError):
         engine(*fine[:6])
+    with pytest.raises(TypeError):
+        index(*fine[:2])
+    # the index is the log_end_index's capsule, nothing else
+    for not_an_index in (fine[0], None, object()):
+        with pytest.raises((TypeError, ValueError)):
+            commit_log_ends(not_an_index, *fine[3:])
+    held = index(*fine[:3])
+    for _ in range(2):  # one index, read by several calls
+        assert np.frombuffer(commit_log_ends(held, *fine[3:])[0], np.int64).tolist() == [0, 20]
     # no keys, no commits; a key with no steps (-1) among keys with some
     empty = engine(i64(1), i64(10), i64(0, 1), i64(), i64(0), i64(), i64())
     assert [len(b) for b in empty] == [0, 0, 0]

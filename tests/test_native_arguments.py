@@ -393,6 +393,7 @@ ENTRY_POINTS = [
     ("_records", "crc32c"),
     ("_records", "key_numbers"),
     ("_records", "int16_heads"),
+    ("_records", "log_end_index"),
     ("_records", "commit_log_ends"),
     ("_records", "window_rules"),
     ("_records", "slot_objects"),

@@ -78,6 +78,7 @@ from codegen.gc_pause import gc_paused
 
 __all__ = [
     "GroupLag",
+    "LogEndIndex",
     "PartitionLag",
     "SharePartitionLag",
     "commit_lags",
@@ -307,12 +308,45 @@ def log_folder_of(path: StoragePath) -> StoragePath:
 
 
 def commit_lags(
-    kc: KeyedCommits, ends: Sequence[LogEnd | None]
+    kc: KeyedCommits, ends: Sequence[LogEnd | None], steps: LogEndIndex | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each commit's log end offset and lag at its time, and where they are known (``ends``:
     the log end of each key's data partition; unknown without a log end history: none, or
-    only a checkpoint's). The lag is the log end minus the committed offset, never below 0."""
-    return _numbered_lags(kc, *_numbered(ends))
+    only a checkpoint's). The lag is the log end minus the committed offset, never below 0.
+    ``steps`` holds the log ends given to the engine over a command's calls (a new one
+    without)."""
+    return _numbered_lags(kc, *_numbered(ends), steps or LogEndIndex())
+
+
+class LogEndIndex:
+    """The log ends with a history that a command's keys have, given to the engine's
+    ``commit_log_ends`` as one index (``log_end_index``, ``log_end_lags.h``): their steps
+    concatenated and indexed by time once, again only when a log end not among them is
+    asked for, where each ``__consumer_offsets`` partition's call concatenated and indexed
+    them all anew (at 16 M records, 16 partitions, each with the 96 data partitions' 768 k
+    steps)."""
+
+    def __init__(self) -> None:
+        self._number: dict[LogEnd, int] = {}
+        self._index: Any = None
+
+    def numbered(self, make: Any, distinct: Sequence[LogEnd]) -> tuple[Any, np.ndarray]:
+        """The index (made by ``make``, ``log_end_index``) holding the log ends of
+        ``distinct`` with a history, and the number of each of ``distinct`` in it (-1: no
+        history)."""
+        new = [e for e in distinct if e.history and e not in self._number]
+        if new or self._index is None:
+            for e in new:
+                self._number[e] = len(self._number)
+            arrays = [e.arrays() for e in self._number]  # in the order numbered
+            sizes = np.fromiter((len(t) for t, _ in arrays), np.int64, len(arrays))
+            self._index = make(
+                np.concatenate([t for t, _ in arrays], dtype=np.int64),
+                np.concatenate([e for _, e in arrays], dtype=np.int64),
+                np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+            )
+        numbers = np.fromiter(map(self._number.get, distinct, itertools.repeat(-1)), np.int64)
+        return self._index, numbers
 
 
 def _numbered(ends: Sequence[LogEnd | None]) -> tuple[list[LogEnd], np.ndarray]:
@@ -339,13 +373,13 @@ def _per_key(values: Sequence[Any], numbers: np.ndarray) -> list[Any]:
 
 
 def _numbered_lags(
-    kc: KeyedCommits, distinct: list[LogEnd], numbers: np.ndarray
+    kc: KeyedCommits, distinct: list[LogEnd], numbers: np.ndarray, steps: LogEndIndex
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`commit_lags` of the keys' log ends numbered (:func:`_numbered`)."""
     n = len(kc.offset)
     engine = effects.engine_function("commit_log_ends")
     if engine is not None:
-        return _engine_lags(engine, kc, distinct, numbers)
+        return _engine_lags(engine, kc, distinct, numbers, steps)
     log_end = np.zeros(n, np.int64)
     known = np.zeros(n, np.bool_)
     if not any(e.history for e in distinct):
@@ -366,24 +400,20 @@ def _numbered_lags(
 
 
 def _engine_lags(
-    engine: Any, kc: KeyedCommits, distinct: list[LogEnd], numbers: np.ndarray
+    engine: Any, kc: KeyedCommits, distinct: list[LogEnd], numbers: np.ndarray, steps: LogEndIndex
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`commit_lags` by the engine (``commit_log_ends``, ``log_end_lags.h``): every
-    commit's log end and lag in one pass over the keys, each distinct log end with a history
-    given once."""
+    commit's log end and lag in one pass over the keys, the log ends with a history indexed
+    once by ``steps``."""
     n = len(kc.offset)
-    history = [e.history for e in distinct]
-    if not any(history):  # nothing known: the lag is meaningless, left 0 (not computed per commit)
+    if not any(e.history for e in distinct):
+        # nothing known: the lag is meaningless, left 0 (not computed per commit)
         return np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.bool_)
-    # each key's number among the log ends with a history (-1: none, the table's last entry)
-    step_numbers = np.cumsum(history) - 1
-    table = np.append(np.where(history, step_numbers, -1), -1).astype(np.int64)
-    arrays = [e.arrays() for e in distinct if e.history]
-    sizes = np.fromiter((len(t) for t, _ in arrays), np.int64, len(arrays))
+    index, in_index = steps.numbered(effects.engine_function("log_end_index"), distinct)
+    # each key's number in the index (-1: none, the table's last entry)
+    table = np.append(in_index, -1)
     log_end, lag, known = engine(
-        np.concatenate([t for t, _ in arrays]),
-        np.concatenate([e for _, e in arrays]),
-        np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+        index,
         table.take(numbers),
         np.ascontiguousarray(kc.bounds, np.int64),
         np.ascontiguousarray(kc.commit_timestamp, np.int64),
@@ -402,14 +432,16 @@ def partition_lags(
     now: int,
     window: int,
     min_commits: int,
+    steps: LogEndIndex | None = None,
 ) -> list[PartitionLag]:
     """Each key's lag and status at ``now``: its commits get their log end offset and lag at
     their time from ``ends`` (its data partition's log end, per key), and the last ``window``
-    are judged by :func:`window_statuses` (``min_commits`` at most ``window``)."""
+    are judged by :func:`window_statuses` (``min_commits`` at most ``window``). ``steps``
+    holds the log ends given to the engine over a command's calls (a new one without)."""
     if not kc.keys:
         return []
     distinct, numbers = _numbered(ends)
-    log_end, lag, known = _numbered_lags(kc, distinct, numbers)
+    log_end, lag, known = _numbered_lags(kc, distinct, numbers, steps or LogEndIndex())
     columns = CommitColumns(
         kc.record_offset,
         kc.commit_timestamp,
@@ -594,6 +626,7 @@ def _chunks(
     errors: list[SegmentError] | None,
 ) -> Iterator[list[GroupLag]]:
     found = False
+    steps = LogEndIndex()  # the data partitions' log ends indexed once, for every partition
     for _, files in partitions:
         with gc_paused():  # a partition's reports: many small objects, no cycles
             kc = _selected(_read_commits(files, as_of, errors), group)
@@ -601,7 +634,7 @@ def _chunks(
             data = list(map(_DATA_PARTITION, kc.keys))
             end_of = {k: ends.of(*k) for k in dict.fromkeys(data)}
             reports = partition_lags(
-                kc, list(map(end_of.__getitem__, data)), now, window, min_commits
+                kc, list(map(end_of.__getitem__, data)), now, window, min_commits, steps
             )
             chunk = [
                 GroupLag(

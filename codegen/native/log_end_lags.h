@@ -9,7 +9,8 @@
  * end of the last step at or before its time (0 before the first step): LogEnd.at's
  * bisect_right; its lag the log end minus its offset, never below 0 (numpy's int64 difference:
  * wrapped past the int64 range, not undefined). Each log end's steps are indexed by time
- * once (StepIndex), so a commit's step is looked up in its bucket's few (key_log_ends).
+ * once a command (log_end_index: StepIndex, held in a capsule), so a commit's step is looked up
+ * in its bucket's few (key_log_ends) by each call of commit_log_ends.
  */
 
 /* A log end's steps indexed by time, so a commit's step is found in the few steps of its
@@ -136,37 +137,118 @@ static int bounds_valid(const int64_t *bounds, Py_ssize_t count, Py_ssize_t tota
     return bounds[count] <= total;
 }
 
-/* commit_log_ends(step_times, step_ends, step_bounds, key_steps, bounds, commit_times,
-   committed) -> (log_end, lag, known): int64 buffers as above (step_bounds: ends + 1 of them,
-   bounds: keys + 1, committed: one per commit); log_end int64 per commit (0 where its key has
-   no steps), lag int64 (max(log_end - committed, 0)), known uint8 (1 where the key has steps). */
-static PyObject *commit_log_ends(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    enum { N_ARGS = 7, N_OUT = 3 };
-    if (!arity_ok(nargs, N_ARGS,
-                  "commit_log_ends(step_times, step_ends, step_bounds, key_steps, bounds, "
-                  "commit_times, committed)"))
+/* The log ends' steps and their index, made once a command (log_end_index) and read by each
+   call of commit_log_ends: copies of the steps (the capsule owns them), each end's StepIndex
+   into below. */
+typedef struct {
+    Py_ssize_t steps, ends;
+    int64_t *times, *step_end, *step_bounds;
+    Py_ssize_t *below;
+    StepIndex *index;
+} LogEndIndex;
+
+static const char LOG_END_INDEX[] = "codegen.native._records.LogEndIndex";
+
+static void log_end_index_free(LogEndIndex *x) {
+    if (!x) return;
+    PyMem_Free(x->times);
+    PyMem_Free(x->step_end);
+    PyMem_Free(x->step_bounds);
+    PyMem_Free(x->below);
+    PyMem_Free(x->index);
+    PyMem_Free(x);
+}
+
+static void log_end_index_release(PyObject *capsule) {
+    log_end_index_free(PyCapsule_GetPointer(capsule, LOG_END_INDEX));
+}
+
+/* A copy of `len` bytes of src (at least one byte allocated), NULL with an error set. */
+static void *copied(const void *src, Py_ssize_t len) {
+    void *p = PyMem_Malloc(len ? (size_t)len : 1);
+    if (!p) return PyErr_NoMemory();
+    if (len) memcpy(p, src, (size_t)len);
+    return p;
+}
+
+/* log_end_index(step_times, step_ends, step_bounds) -> capsule: the steps of the log ends
+   (int64 buffers as above: step_bounds rising from 0, ends + 1 of them) copied and each
+   end's indexed by time, for commit_log_ends. */
+static PyObject *log_end_index(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    enum { N_ARGS = 3 };
+    if (!arity_ok(nargs, N_ARGS, "log_end_index(step_times, step_ends, step_bounds)"))
         return NULL;
     Py_buffer b[N_ARGS];
     int held = 0;
-    PyObject *out[N_OUT] = {NULL, NULL, NULL}, *result = NULL;
-    StepIndex *index = NULL;
-    Py_ssize_t *below = NULL;
+    PyObject *result = NULL;
+    LogEndIndex *x = NULL;
     for (; held < N_ARGS; held++)
         if (PyObject_GetBuffer(args[held], &b[held], PyBUF_SIMPLE) < 0) goto done;
     for (int i = 0; i < N_ARGS; i++)
         if (b[i].len % 8) {
+            PyErr_SetString(PyExc_ValueError, "log_end_index: int64 buffers");
+            goto done;
+        }
+    const Py_ssize_t steps = b[0].len / 8, ends = b[2].len / 8 - 1;
+    if (b[1].len != b[0].len || ends < 0 || !bounds_valid(b[2].buf, ends, steps)) {
+        PyErr_SetString(PyExc_ValueError, "log_end_index: the steps' bounds do not fit their "
+                                          "rows");
+        goto done;
+    }
+    /* each log end's index: n + 2 entries of below per end (steps + 2 * ends in all) */
+    if (steps > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(Py_ssize_t) - 2 * ends - 1 ||
+        !(x = PyMem_Calloc(1, sizeof *x))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    x->steps = steps;
+    x->ends = ends;
+    if (!(x->times = copied(b[0].buf, b[0].len)) || !(x->step_end = copied(b[1].buf, b[1].len)) ||
+        !(x->step_bounds = copied(b[2].buf, b[2].len)))
+        goto done;
+    if (!(x->index = PyMem_Malloc(sizeof(StepIndex) * (size_t)(ends ? ends : 1))) ||
+        !(x->below = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(steps + 2 * ends + 1)))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t end = 0; end < ends; end++)
+        step_index(&x->index[end], x->times + x->step_bounds[end],
+                   x->step_bounds[end + 1] - x->step_bounds[end],
+                   x->below + x->step_bounds[end] + 2 * end);
+    if ((result = PyCapsule_New(x, LOG_END_INDEX, log_end_index_release))) x = NULL;
+done:
+    log_end_index_free(x);
+    for (int i = 0; i < held; i++) PyBuffer_Release(&b[i]);
+    return result;
+}
+
+/* commit_log_ends(index, key_steps, bounds, commit_times, committed) -> (log_end, lag,
+   known): the log ends' steps from log_end_index, the rest int64 buffers as above (bounds:
+   keys + 1, committed: one per commit); log_end int64 per commit (0 where its key has no
+   steps), lag int64 (max(log_end - committed, 0)), known uint8 (1 where the key has steps). */
+static PyObject *commit_log_ends(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    enum { N_ARGS = 5, N_BUFFERS = 4, N_OUT = 3 };
+    if (!arity_ok(nargs, N_ARGS,
+                  "commit_log_ends(index, key_steps, bounds, commit_times, committed)"))
+        return NULL;
+    const LogEndIndex *x = PyCapsule_GetPointer(args[0], LOG_END_INDEX);
+    if (!x) return NULL;
+    Py_buffer b[N_BUFFERS];
+    int held = 0;
+    PyObject *out[N_OUT] = {NULL, NULL, NULL}, *result = NULL;
+    for (; held < N_BUFFERS; held++)
+        if (PyObject_GetBuffer(args[held + 1], &b[held], PyBUF_SIMPLE) < 0) goto done;
+    for (int i = 0; i < N_BUFFERS; i++)
+        if (b[i].len % 8) {
             PyErr_SetString(PyExc_ValueError, "commit_log_ends: int64 buffers");
             goto done;
         }
-    const Py_ssize_t steps = b[0].len / 8, ends = b[2].len / 8 - 1, keys = b[3].len / 8,
-                     rows = b[5].len / 8;
-    const int64_t *times = b[0].buf, *step_end = b[1].buf, *step_bounds = b[2].buf,
-                  *key_steps = b[3].buf, *bounds = b[4].buf, *commit_time = b[5].buf,
-                  *committed = b[6].buf;
-    if (b[1].len != b[0].len || b[6].len != b[5].len || ends < 0 || b[4].len != (keys + 1) * 8 ||
-        !bounds_valid(step_bounds, ends, steps) || !bounds_valid(bounds, keys, rows)) {
-        PyErr_SetString(PyExc_ValueError, "commit_log_ends: the steps' or the commits' bounds "
-                                          "do not fit their rows");
+    const Py_ssize_t ends = x->ends, keys = b[0].len / 8, rows = b[2].len / 8;
+    const int64_t *step_end = x->step_end, *step_bounds = x->step_bounds, *key_steps = b[0].buf,
+                  *bounds = b[1].buf, *commit_time = b[2].buf, *committed = b[3].buf;
+    if (b[3].len != b[2].len || b[1].len != (keys + 1) * 8 || !bounds_valid(bounds, keys, rows)) {
+        PyErr_SetString(PyExc_ValueError, "commit_log_ends: the commits' bounds do not fit "
+                                          "their rows");
         goto done;
     }
     for (Py_ssize_t k = 0; k < keys; k++)
@@ -182,16 +264,6 @@ static PyObject *commit_log_ends(PyObject *module, PyObject *const *args, Py_ssi
     int64_t *log_end = (int64_t *)PyBytes_AS_STRING(out[0]);
     int64_t *lag = (int64_t *)PyBytes_AS_STRING(out[1]);
     uint8_t *known = (uint8_t *)PyBytes_AS_STRING(out[2]);
-    /* each log end's index: n + 2 entries of below per end (steps + 2 * ends in all) */
-    if (steps > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(Py_ssize_t) - 2 * ends - 1 ||
-        !(index = PyMem_Malloc(sizeof(StepIndex) * (size_t)(ends ? ends : 1))) ||
-        !(below = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(steps + 2 * ends + 1)))) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (Py_ssize_t end = 0; end < ends; end++)
-        step_index(&index[end], times + step_bounds[end], step_bounds[end + 1] - step_bounds[end],
-                   below + step_bounds[end] + 2 * end);
     /* rows outside every key's (bounds[0] > 0 or bounds[keys] < rows): log end 0, unknown */
     unknown_rows(log_end, lag, known, committed, 0, bounds[0]);
     unknown_rows(log_end, lag, known, committed, bounds[keys], rows);
@@ -201,14 +273,12 @@ static PyObject *commit_log_ends(PyObject *module, PyObject *const *args, Py_ssi
             continue;
         }
         const int64_t from = bounds[k];
-        key_log_ends(&index[key_steps[k]], step_end + step_bounds[key_steps[k]],
+        key_log_ends(&x->index[key_steps[k]], step_end + step_bounds[key_steps[k]],
                      commit_time + from, committed + from, bounds[k + 1] - from, log_end + from,
                      lag + from, known + from);
     }
     result = PyTuple_Pack(N_OUT, out[0], out[1], out[2]);
 done:
-    PyMem_Free(index);
-    PyMem_Free(below);
     for (int i = 0; i < N_OUT; i++) Py_XDECREF(out[i]);
     for (int i = 0; i < held; i++) PyBuffer_Release(&b[i]);
     return result;

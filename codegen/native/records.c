@@ -20,7 +20,8 @@
  * - CommitEffects (commit_effects.h): the committed offsets of a log partition, in one pass;
  * - LiveKeys (live_keys.h): the live records of a coordinator log partition, in one pass;
  * - int16_heads (row_heads.h): the int16 each row of a binary column starts with;
- * - commit_log_ends (log_end_lags.h): each commit's log end offset at its time, and lag;
+ * - log_end_index, commit_log_ends (log_end_lags.h): the log ends' steps indexed by time once
+ *   a command; each commit's log end offset at its time, and lag;
  * - window_rules (burrow_windows.h): which of Burrow's rules judges each window of commits;
  * - key_order (key_order.h): the order of sorted() of lag's (group, topic, partition) keys;
  * - slot_objects (slot_objects.h): objects of a slots dataclass made from columns.
@@ -114,10 +115,12 @@ static PyMethodDef records_functions[] = {
     {"int16_heads", (PyCFunction)(void (*)(void))int16_heads, METH_FASTCALL,
      "int16_heads(offsets, data, validity, bit_offset, null, short) -> bytes: the big-endian "
      "int16 each row of a binary column starts with, as int64 (see row_heads.h)."},
+    {"log_end_index", (PyCFunction)(void (*)(void))log_end_index, METH_FASTCALL,
+     "log_end_index(step_times, step_ends, step_bounds) -> capsule: the log ends' steps "
+     "indexed by time once, for commit_log_ends (see log_end_lags.h)."},
     {"commit_log_ends", (PyCFunction)(void (*)(void))commit_log_ends, METH_FASTCALL,
-     "commit_log_ends(step_times, step_ends, step_bounds, key_steps, bounds, commit_times, "
-     "committed) -> (log_end, lag, known): each commit's log end offset at its time and its "
-     "lag (see log_end_lags.h)."},
+     "commit_log_ends(index, key_steps, bounds, commit_times, committed) -> (log_end, lag, "
+     "known): each commit's log end offset at its time and its lag (see log_end_lags.h)."},
     {"window_rules", (PyCFunction)(void (*)(void))window_rules, METH_FASTCALL,
      "window_rules(commit_times, offsets, lags, known, starts, stops, now, min_commits) -> "
      "(rules, back): which of Burrow's rules judges each window of commits (see "
