@@ -56,6 +56,59 @@ def sources_digest(folder: Path) -> str | None:
     return digest.hexdigest()
 
 
+class EngineBuildMismatch(RuntimeError):
+    """A compiled module of the engine was built from other C sources than those beside it
+    (sources pulled or edited since the last build): it would give wrong answers, so it does
+    not load. The text names the fix: ``python -m codegen.native.build``."""
+
+
+_newest_sources: dict[str, int] = {}
+"""Per folder, the newest modification time (ns) of the C sources in it (-1: none), read once
+a process by :func:`_check_build`."""
+
+
+def _newest_source(folder: str) -> int:
+    if folder not in _newest_sources:
+        with os.scandir(folder) as entries:
+            times = [e.stat().st_mtime_ns for e in entries if e.name.endswith((".c", ".h"))]
+        _newest_sources[folder] = max(times, default=-1)
+    return _newest_sources[folder]
+
+
+def _check_build(module: str, digest: str, folder: str | None = None) -> None:
+    """Called by each compiled module (``shared.h``'s ``check_build``) as it loads, with the
+    :func:`sources_digest` it was built from: :class:`EngineBuildMismatch` where the C sources
+    in ``folder`` (this package's) are not those. Only where a source is newer than the module
+    (a pull or an edit since the build) are the sources read and hashed; a folder without
+    sources (an install that ships none) and a shipped zip's copy (checked by
+    :func:`_installed_engine`) have nothing to check. Once a process: one listing of the
+    folder and a stat of each source and module (some 0.2 ms)."""
+    if _shipped is not None:
+        return
+    folder = folder or os.path.dirname(__file__)
+    newest = _newest_source(folder)
+    if newest < 0:
+        return
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    try:
+        built = os.stat(os.path.join(folder, module + EXTENSION_SUFFIXES[0])).st_mtime_ns
+    except OSError:  # built elsewhere: the sources decide
+        built = -1
+    if newest <= built:
+        return
+    from pathlib import Path
+
+    current = sources_digest(Path(folder))
+    if current is None or current == digest:
+        return
+    raise EngineBuildMismatch(
+        f"the native engine's {module} was built from other C sources than those in {folder} "
+        f"(built from {digest[:12] or 'unknown sources'}, the sources are {current[:12]}): "
+        "rebuild it with `python -m codegen.native.build` (an installed package: reinstall it)"
+    )
+
+
 def _installed_engine(shipped: str) -> str | None:
     """Load the compiled modules of the first installed copy of this package on ``sys.path``
     that has them, as this package's, when each was built from the sources whose digest is

@@ -96,6 +96,7 @@ static PyObject *get_attr(PyObject *module, const char *name) {
 }
 
 PyMODINIT_FUNC PyInit__engine(void) {
+    if (check_build("_engine") < 0) return NULL;
     if (intern(&S_tagged_fields, "<tagged fields>") < 0 || intern(&S_field, "field") < 0 ||
         intern(&S_offset, "offset") < 0 || intern(&S_located, "located") < 0 ||
         intern(&S_unknown_tags, "unknown_tags") < 0 ||

@@ -110,6 +110,7 @@ static struct PyModuleDef jsontext_module = {
 };
 
 PyMODINIT_FUNC PyInit__jsontext(void) {
+    if (check_build("_jsontext") < 0) return NULL;
     if (PyType_Ready(&PlanType) < 0 || PyType_Ready(&WriterType) < 0 ||
         PyType_Ready(&WirePlanType) < 0)
         return NULL;

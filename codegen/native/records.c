@@ -142,6 +142,7 @@ static struct PyModuleDef records_module = {
 };
 
 PyMODINIT_FUNC PyInit__records(void) {
+    if (check_build("_records") < 0) return NULL;
     Two = PyLong_FromLong(2);
     MinusOne = PyLong_FromLong(-1);
     if (!Two || !MinusOne) return NULL;

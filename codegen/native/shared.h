@@ -11,13 +11,30 @@
 
 /* The SHA-256 of the C sources the module was built from (codegen/native/__init__.py's
    sources_digest; build.py defines it), its SOURCES_DIGEST: a package shipped to Spark's
-   workers in a zip uses an installed engine only when the digests agree. */
+   workers in a zip uses an installed engine only when the digests agree, and each module
+   checks it against the sources beside it as it loads (check_build). */
 #ifndef SPECGEN_SOURCES_DIGEST
 #define SPECGEN_SOURCES_DIGEST ""
 #endif
 
 #include <Python.h>
 #include <structmember.h>
+
+/* The module `name` ("_records", ...) checked as it loads, first thing in its init:
+   codegen.native._check_build(name, SPECGEN_SOURCES_DIGEST) raises EngineBuildMismatch, which
+   names the fix (python -m codegen.native.build), where the C sources beside the module are
+   not those it was built from (an engine left stale by a pull would give wrong answers, not
+   an error); -1 with that error set. */
+static int check_build(const char *name) {
+    PyObject *package = PyImport_ImportModule("codegen.native");
+    if (!package) return -1;
+    PyObject *checked =
+        PyObject_CallMethod(package, "_check_build", "ss", name, SPECGEN_SOURCES_DIGEST);
+    Py_DECREF(package);
+    if (!checked) return -1;
+    Py_DECREF(checked);
+    return 0;
+}
 
 #if defined(__GNUC__)
 #define COLD __attribute__((cold, noinline))
