@@ -81,7 +81,7 @@ def _both(decoded: list[pa.Table]) -> list[tuple[pa.Table, pa.Table]]:
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(steps=logs, batch_rows=st.sampled_from([1, 3, 1000]))
+@given(steps=logs, batch_rows=st.sampled_from([1, 3, 16, 17, 1000]))
 def test_one_pass_equals_the_sorts(
     tmp_path: Path, steps: list[tuple[Any, ...]], batch_rows: int
 ) -> None:  # fmt: skip
@@ -264,7 +264,7 @@ def _assert_each_keys_last_value(
     effects = _records.CommitEffects()
     start = 0
     while start < len(rows):
-        chunk = rows[start : start + rng.choice([1, 7, 500, 4096])]
+        chunk = rows[start : start + rng.choice([1, 7, 15, 16, 17, 500, 4096])]
         key = pa.array([r[1] for r in chunk], pa.binary())
         value = pa.array([r[2] for r in chunk], pa.binary())
         kinds = np.array([r[0] for r in chunk], np.uint8)
@@ -364,14 +364,27 @@ def test_bad_arguments_are_typed_errors(change: Any, error: type[Exception], mes
 
 
 def test_every_rows_key_offsets_are_checked_and_a_short_key_is_no_commit() -> None:
-    """A key's offsets outside its data are an error on a row of any flags (its kind is read
-    from its key); a key too short for a record type (or a marker's) is of kind 0."""
+    """A key's or value's offsets outside its data (falling, or past its end) are an error on
+    a row of any flags and before any row takes effect; a key too short for a record type (or
+    a marker's) is of kind 0."""
     from codegen.native import _records
 
     args = list(_rows(2))
     args[0], args[4] = np.array([0, 9, 8], np.int32), np.zeros(2, np.uint8)
     with pytest.raises(ValueError, match="outside its data"):
         _records.CommitEffects().add_records(*args)
+    falling, past_the_end, negative = [*range(39), 39, 38], [*range(40), 41], [-1, *range(1, 41)]
+    for value_offsets in (list(range(41)), falling, past_the_end, negative):
+        args = list(_rows(40))  # more rows than the engine looks ahead, four to a step
+        args[2], args[3] = np.array(value_offsets, np.int32), b"v" * 40
+        args[4] = np.array([DECODED] * 38 + [0, 0], np.uint8)  # the last two: no commit
+        effects = _records.CommitEffects()
+        if value_offsets == list(range(41)):
+            assert effects.add_records(*args) == bytes([PLAIN_COMMIT] * 38 + [NOTHING] * 2)
+            continue
+        with pytest.raises(ValueError, match="outside its data"):
+            effects.add_records(*args)
+        assert effects.key_count == 0
     args = list(_rows(2))
     args[0], args[1] = np.array([0, 1, 3], np.int32), b"\x00\x00\x00"
     args[4] = np.array([DECODED, CONTROL | TRANSACTIONAL], np.uint8)

@@ -1,5 +1,5 @@
 /* commit_kind: each __consumer_offsets row's kind for CommitEffects (commit_effects.h), from
- * its key bytes and its flags, read in add_records' first loop over the engine's columns (the
+ * its key bytes and its flags, read by add_records EFFECTS_AHEAD rows before their turn (the
  * kinds it returns: codegen.dumps.views.effects.RecordEffects.add), as commit_rows reads the
  * decoded rows (codegen.dumps.views.commit_rows: offset_commits and compaction.end_markers):
  *
