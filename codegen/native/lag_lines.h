@@ -19,11 +19,20 @@ static const char *const PARTITION_ATTRS[N_PARTITION_ATTRS] = {
     "group", "topic", "partition", "live", "log_end_offset", "log_end_source", "lag", "status",
     "reason", "deleted_at",
 };
-/* What comes before each partition member's value (PartitionLag.summary_json's keys). */
-static const char *const PARTITION_KEYS[N_PARTITION_ATTRS] = {
-    "{\"group\":", ",\"topic\":", ",\"partition\":", ",\"live\":", ",\"logEndOffset\":",
-    ",\"logEndSource\":", ",\"lag\":", ",\"status\":", ",\"reason\":", ",\"deletedAt\":",
+/* What comes before each partition member's value (PartitionLag.summary_json's keys), and
+   its length (no strlen a member). */
+#define PARTITION_KEY(text) {text, sizeof text - 1}
+static const struct {
+    const char *text;
+    Py_ssize_t len;
+} PARTITION_KEYS[N_PARTITION_ATTRS] = {
+    PARTITION_KEY("{\"group\":"),        PARTITION_KEY(",\"topic\":"),
+    PARTITION_KEY(",\"partition\":"),    PARTITION_KEY(",\"live\":"),
+    PARTITION_KEY(",\"logEndOffset\":"), PARTITION_KEY(",\"logEndSource\":"),
+    PARTITION_KEY(",\"lag\":"),          PARTITION_KEY(",\"status\":"),
+    PARTITION_KEY(",\"reason\":"),       PARTITION_KEY(",\"deletedAt\":"),
 };
+#undef PARTITION_KEY
 
 static PyObject *S_group_attrs[N_GROUP_ATTRS], *S_partition_attrs[N_PARTITION_ATTRS];
 
@@ -91,6 +100,7 @@ typedef struct {
     Py_ssize_t offset[N_PARTITION_ATTRS];
     int kept_of[N_PARTITION_ATTRS]; /* its KeptText table, or -1 */
     KeptText kept[KEPT_FIELDS][KEPT_SLOTS];
+    KeptText *last[KEPT_FIELDS]; /* the field's text printed last, or NULL */
     PyObject *reason; /* held: the last reason printed, an exact str, or NULL */
     Py_ssize_t reason_len;
     char reason_text[REASON_TEXT_MAX];
@@ -141,12 +151,17 @@ static HOT_INLINE int same_ascii(PyObject *a, PyObject *b) {
 }
 
 /* v (field f's) printed: its kept text where an equal str was printed before and kept, else
-   put_lag_value's (kept when it fits); 0, NOT_HERE or -1. */
-static int put_kept(Buf *b, KeptText *kept, PyObject *v) {
+   put_lag_value's (kept when it fits); 0, NOT_HERE or -1. The text the field printed last
+   (*last) is asked first: a group's partitions repeat its name, a group's keys of a topic the
+   topic's, each key's its own str, whose hash was taken for it alone. */
+static int put_kept(Buf *b, KeptText *kept, KeptText **last, PyObject *v) {
     if (!PyUnicode_CheckExact(v) || !PyUnicode_IS_COMPACT_ASCII(v)) return put_lag_value(b, v);
+    if (*last && (*last)->str && same_ascii((*last)->str, v))
+        return buf_put(b, (*last)->text, (*last)->len);
     const Py_hash_t h = PyObject_Hash(v);
     if (h == -1) return -1;
     KeptText *k = &kept[(size_t)h & (KEPT_SLOTS - 1)];
+    *last = k;
     if (k->str && same_ascii(k->str, v)) return buf_put(b, k->text, k->len);
     const Py_ssize_t at = b->len;
     if (put_string(b, v) < 0) return -1;
@@ -161,7 +176,7 @@ static int put_kept(Buf *b, KeptText *kept, PyObject *v) {
 
 /* Member i of partition part printed after its key: 0, NOT_HERE or -1. */
 static HOT_INLINE int put_partition_member(Buf *b, PartitionReader *r, PyObject *part, int i) {
-    if (buf_put(b, PARTITION_KEYS[i], (Py_ssize_t)strlen(PARTITION_KEYS[i])) < 0) return -1;
+    if (buf_put(b, PARTITION_KEYS[i].text, PARTITION_KEYS[i].len) < 0) return -1;
     PyObject *v = Py_TYPE(part) == r->type ? *(PyObject **)((char *)part + r->offset[i]) : NULL;
     if (!v) { /* another type, or a slot not set (the lookup raises) */
         if (!(v = PyObject_GetAttr(part, S_partition_attrs[i]))) return -1;
@@ -169,7 +184,7 @@ static HOT_INLINE int put_partition_member(Buf *b, PartitionReader *r, PyObject 
         Py_INCREF(v);
     }
     const int f = r->kept_of[i];
-    const int done = f >= 0           ? put_kept(b, r->kept[f], v)
+    const int done = f >= 0           ? put_kept(b, r->kept[f], &r->last[f], v)
                      : i == LP_REASON ? put_reason(b, r, v)
                                       : put_lag_value(b, v);
     Py_DECREF(v);
