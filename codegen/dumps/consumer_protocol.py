@@ -14,10 +14,10 @@ sent version 1 without the ``ownedPartitions`` array); a payload decoded that wa
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
 from codegen.runtime import DecodeError
+from codegen.slotted import Slotted
 from generated.consumer_protocol_assignment import ConsumerProtocolAssignment
 from generated.consumer_protocol_subscription import ConsumerProtocolSubscription
 from generated.group_metadata_value import GroupMetadataValue
@@ -40,17 +40,34 @@ _P = TypeVar("_P")
 """Distinct subscriptions (and as many assignments) a :class:`PayloadCache` keeps."""
 
 
-@dataclass(slots=True)
-class DecodedSubscription:
+class DecodedSubscription(Slotted):
     """A member's subscription. ``message`` is None when the bytes did not decode (``error``)."""
+
+    __slots__ = ("raw", "version", "message", "read_version", "error", "note")
 
     raw: bytes
     version: int
     message: ConsumerProtocolSubscription | None
-    read_version: int = -1
+    read_version: int
     """The version the body was read with (differs from ``version`` on a fallback)."""
-    error: str | None = None
-    note: str | None = None
+    error: str | None
+    note: str | None
+
+    def __init__(
+        self,
+        raw: bytes,
+        version: int,
+        message: ConsumerProtocolSubscription | None,
+        read_version: int = -1,
+        error: str | None = None,
+        note: str | None = None,
+    ) -> None:
+        self.raw = raw
+        self.version = version
+        self.message = message
+        self.read_version = read_version
+        self.error = error
+        self.note = note
 
     @property
     def topics(self) -> list[str]:
@@ -75,16 +92,33 @@ class DecodedSubscription:
         return self.message.rack_id if self.message is not None else None
 
 
-@dataclass(slots=True)
-class DecodedAssignment:
+class DecodedAssignment(Slotted):
     """A member's assignment. ``message`` is None when the bytes did not decode (``error``)."""
+
+    __slots__ = ("raw", "version", "message", "read_version", "error", "note")
 
     raw: bytes
     version: int
     message: ConsumerProtocolAssignment | None
-    read_version: int = -1
-    error: str | None = None
-    note: str | None = None
+    read_version: int
+    error: str | None
+    note: str | None
+
+    def __init__(
+        self,
+        raw: bytes,
+        version: int,
+        message: ConsumerProtocolAssignment | None,
+        read_version: int = -1,
+        error: str | None = None,
+        note: str | None = None,
+    ) -> None:
+        self.raw = raw
+        self.version = version
+        self.message = message
+        self.read_version = read_version
+        self.error = error
+        self.note = note
 
     @property
     def partitions(self) -> dict[str, list[int]]:
@@ -97,9 +131,19 @@ class DecodedAssignment:
         return self.message.user_data if self.message is not None else None
 
 
-@dataclass(slots=True)
-class ConsumerMember:
+class ConsumerMember(Slotted):
     """One member of a classic consumer group with its decoded protocol payloads."""
+
+    __slots__ = (
+        "member_id",
+        "group_instance_id",
+        "client_id",
+        "client_host",
+        "rebalance_timeout",
+        "session_timeout",
+        "subscription",
+        "assignment",
+    )
 
     member_id: str
     group_instance_id: str | None
@@ -109,6 +153,26 @@ class ConsumerMember:
     session_timeout: int
     subscription: DecodedSubscription
     assignment: DecodedAssignment
+
+    def __init__(
+        self,
+        member_id: str,
+        group_instance_id: str | None,
+        client_id: str,
+        client_host: str,
+        rebalance_timeout: int,
+        session_timeout: int,
+        subscription: DecodedSubscription,
+        assignment: DecodedAssignment,
+    ) -> None:
+        self.member_id = member_id
+        self.group_instance_id = group_instance_id
+        self.client_id = client_id
+        self.client_host = client_host
+        self.rebalance_timeout = rebalance_timeout
+        self.session_timeout = session_timeout
+        self.subscription = subscription
+        self.assignment = assignment
 
 
 def _version(data: bytes) -> int:

@@ -11,13 +11,13 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
 from typing import Any, Final
 
 from codegen.dumps.packages import SHIPPED_PACKAGE, package_messages, package_name
 from codegen.runtime import KafkaMessage
+from codegen.slotted import FrozenSlotted
 
 __all__ = [
     "CONSUMER_OFFSETS",
@@ -46,19 +46,46 @@ Reader = Callable[[bytes, int], tuple[Any, int]]
 _HEADER_SPEC_PATH: Final = re.compile(r"([A-Za-z0-9_.-]+)[/\\][^/\\\s]+\.json")
 
 
-@dataclass(frozen=True, slots=True)
-class RecordType:
+class RecordType(FrozenSlotted):
     """One coordinator record type: its id, name and key/value classes."""
 
-    id: int
-    name: str
-    key_class: type[KafkaMessage]
-    value_class: type[KafkaMessage]
-    key_reader: Reader
-    value_readers: Mapping[int, Reader]
-    newest_flexible: int | None
+    __slots__ = (
+        "id",
+        "name",
+        "key_class",
+        "value_class",
+        "key_reader",
+        "value_readers",
+        "newest_flexible",
+    )
+
+    id: Final[int]
+    name: Final[str]
+    key_class: Final[type[KafkaMessage]]
+    value_class: Final[type[KafkaMessage]]
+    key_reader: Final[Reader]
+    value_readers: Final[Mapping[int, Reader]]
+    newest_flexible: Final[int | None]
     """The newest value version when the value spec is flexible there (so a newer version can
     be read with it), else None."""
+
+    def __init__(
+        self,
+        id: int,
+        name: str,
+        key_class: type[KafkaMessage],
+        value_class: type[KafkaMessage],
+        key_reader: Reader,
+        value_readers: Mapping[int, Reader],
+        newest_flexible: int | None,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.key_class = key_class
+        self.value_class = value_class
+        self.key_reader = key_reader
+        self.value_readers = value_readers
+        self.newest_flexible = newest_flexible
 
     def value_reader(self, version: int) -> tuple[Reader | None, bool]:
         """The reader for a value version and whether it is a newer-than-spec fallback."""

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 from codegen.dumps.batches import parse_control_key, parse_end_txn_marker
 from codegen.dumps.model import ControlType, RawRecord, RecordBatch
 from codegen.runtime import KafkaMessage
+from codegen.slotted import FrozenSlotted, Slotted
 
 if TYPE_CHECKING:
     from codegen.dumps.consumer_protocol import ConsumerMember
@@ -36,28 +37,41 @@ ERROR: Final = "error"
 KIND_CONTROL: Final = "control"
 
 
-@dataclass(slots=True)
-class EndTxnMarker:
+class EndTxnMarker(Slotted):
     """The value of a COMMIT/ABORT control record."""
+
+    __slots__ = ("committed", "coordinator_epoch", "version")
 
     committed: bool
     coordinator_epoch: int
-    version: int = 0
+    version: int
+
+    def __init__(self, committed: bool, coordinator_epoch: int, version: int = 0) -> None:
+        self.committed = committed
+        self.coordinator_epoch = coordinator_epoch
+        self.version = version
 
     @property
     def name(self) -> str:
         return "COMMIT" if self.committed else "ABORT"
 
 
-@dataclass(frozen=True, slots=True)
-class MetadataFrame:
+class MetadataFrame(FrozenSlotted):
     """The frame header in front of a metadata record body."""
 
-    frame_version: int
-    api_key: int
-    version: int
-    type_name: str
+    __slots__ = ("frame_version", "api_key", "version", "type_name")
+
+    frame_version: Final[int]
+    api_key: Final[int]
+    version: Final[int]
+    type_name: Final[str]
     """``MetadataRecordType`` enum name (``TOPIC_RECORD``), or "" for an unknown apiKey."""
+
+    def __init__(self, frame_version: int, api_key: int, version: int, type_name: str) -> None:
+        self.frame_version = frame_version
+        self.api_key = api_key
+        self.version = version
+        self.type_name = type_name
 
 
 @dataclass(slots=True)
@@ -113,12 +127,17 @@ class DecodedRecord:
         return self.newer_than_spec
 
 
-@dataclass(slots=True)
-class DecodedBatch:
+class DecodedBatch(Slotted):
     """A batch and its decoded records (control records included, as ``control`` records)."""
+
+    __slots__ = ("batch", "records")
 
     batch: RecordBatch
     records: list[DecodedRecord]
+
+    def __init__(self, batch: RecordBatch, records: list[DecodedRecord]) -> None:
+        self.batch = batch
+        self.records = records
 
 
 def control_record(row: RawRecord) -> DecodedRecord:

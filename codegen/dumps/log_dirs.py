@@ -11,7 +11,6 @@ remote and local segments in offset order, each read below the next one's base o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Final
 
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, SHARE_GROUP_STATE, TRANSACTION_STATE
@@ -28,6 +27,7 @@ from codegen.dumps.remote_storage import (
 from codegen.dumps.segments import segment_file_info, segment_files
 from codegen.dumps.storage import StoragePath
 from codegen.errors import BadInputError
+from codegen.slotted import FrozenSlotted
 
 __all__ = [
     "INTERNAL_TOPICS",
@@ -283,13 +283,19 @@ def _base(f: StoragePath) -> int | None:
     return segment_file_info(f.name).base_offset
 
 
-@dataclass(frozen=True, slots=True)
-class RowSource:
+class RowSource(FrozenSlotted):
     """Where the rows of one file come from: its topic, partition and path."""
 
-    topic: str | None
-    partition: int | None
-    file: str
+    __slots__ = ("topic", "partition", "file")
+
+    topic: Final[str | None]
+    partition: Final[int | None]
+    file: Final[str]
+
+    def __init__(self, topic: str | None, partition: int | None, file: str) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.file = file
 
     @classmethod
     def of(cls, path: StoragePath, topic: str | None) -> RowSource:

@@ -15,7 +15,6 @@ import base64
 import json
 import re
 from contextlib import suppress
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, cast
 
 import orjson
@@ -33,6 +32,7 @@ from codegen.dumps.decoded import (
 from codegen.dumps.metadata import METADATA_TOPICS
 from codegen.dumps.model import RecordBatch, SegmentError
 from codegen.runtime import KafkaMessage
+from codegen.slotted import FrozenSlotted
 
 if TYPE_CHECKING:
     from codegen.dumps.user_topics import UserRecord
@@ -215,12 +215,17 @@ def user_record_json(rec: UserRecord) -> dict[str, Any]:
 # ------------------------------------------------------------------------------ output lines
 
 
-@dataclass(frozen=True, slots=True)
-class BatchPlace:
+class BatchPlace(FrozenSlotted):
     """Where a log batch is: what an error record's output line says of its batch."""
 
-    file: str
-    position: int
+    __slots__ = ("file", "position")
+
+    file: Final[str]
+    position: Final[int]
+
+    def __init__(self, file: str, position: int) -> None:
+        self.file = file
+        self.position = position
 
 
 Damage = list[tuple[DecodedRecord, RecordBatch | BatchPlace] | SegmentError]

@@ -18,10 +18,10 @@ disk.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Final
 
 from codegen.dumps.storage import StoragePath
+from codegen.slotted import FrozenSlotted, Slotted
 
 __all__ = [
     "FILE_SUFFIXES",
@@ -63,14 +63,21 @@ def _id_and_rest(text: str) -> tuple[str, str] | None:
     return ident, text[: -_ID_LENGTH - 1]
 
 
-@dataclass(frozen=True, slots=True)
-class RemotePartition:
+class RemotePartition(FrozenSlotted):
     """One partition's folder of remote segments."""
 
-    topic: str
-    partition: int
-    topic_id: str
-    folder: StoragePath
+    __slots__ = ("topic", "partition", "topic_id", "folder")
+
+    topic: Final[str]
+    partition: Final[int]
+    topic_id: Final[str]
+    folder: Final[StoragePath]
+
+    def __init__(self, topic: str, partition: int, topic_id: str, folder: StoragePath) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.topic_id = topic_id
+        self.folder = folder
 
     @property
     def label(self) -> str:
@@ -101,15 +108,28 @@ def remote_file_name(name: str) -> tuple[int, str, str] | None:
     return int(offset), segment_id, dot + rest
 
 
-@dataclass(slots=True)
-class RemoteSegment:
+class RemoteSegment(Slotted):
     """The files of one remote segment copy found in its partition's folder."""
+
+    __slots__ = ("partition", "base_offset", "segment_id", "files")
 
     partition: RemotePartition
     base_offset: int
     segment_id: str
-    files: dict[str, StoragePath] = field(default_factory=dict)
+    files: dict[str, StoragePath]
     """suffix -> path"""
+
+    def __init__(
+        self,
+        partition: RemotePartition,
+        base_offset: int,
+        segment_id: str,
+        files: dict[str, StoragePath] | None = None,
+    ) -> None:
+        self.partition = partition
+        self.base_offset = base_offset
+        self.segment_id = segment_id
+        self.files = {} if files is None else files
 
     @property
     def missing(self) -> list[str]:

@@ -7,7 +7,6 @@ and lags, :mod:`codegen.forensics.burrow` judges them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
@@ -16,6 +15,7 @@ import pyarrow as pa
 from codegen.dumps.views import effects
 from codegen.dumps.views.compaction import key_ids, stable_order
 from codegen.dumps.views.effects import RecordHistory
+from codegen.slotted import FrozenSlotted, Slotted
 
 __all__ = [
     "COMMIT_FIELDS",
@@ -42,8 +42,16 @@ COMMIT_FIELDS: Final = (
 ``codegen.forensics.lag_json.commits_json`` writes from columns)."""
 
 
-@dataclass(slots=True)  # not frozen: frozen init is slower
-class Commit:
+class Commit(Slotted):
+    __slots__ = (
+        "record_offset",
+        "commit_timestamp",
+        "offset",
+        "leader_epoch",
+        "log_end_offset",
+        "lag",
+    )
+
     record_offset: int
     """Offset of the commit's record in ``__consumer_offsets``."""
     commit_timestamp: int
@@ -51,6 +59,22 @@ class Commit:
     leader_epoch: int
     log_end_offset: int | None
     lag: int | None
+
+    def __init__(
+        self,
+        record_offset: int,
+        commit_timestamp: int,
+        offset: int,
+        leader_epoch: int,
+        log_end_offset: int | None,
+        lag: int | None,
+    ) -> None:
+        self.record_offset = record_offset
+        self.commit_timestamp = commit_timestamp
+        self.offset = offset
+        self.leader_epoch = leader_epoch
+        self.log_end_offset = log_end_offset
+        self.lag = lag
 
     def to_json(self) -> dict[str, Any]:
         return dict(
@@ -69,10 +93,21 @@ class Commit:
         )
 
 
-@dataclass(slots=True)  # not frozen: one is made per key, and frozen init is 5x slower
-class CommitColumns:
+class CommitColumns(Slotted):
     """Commits as numpy columns, oldest first: rows ``start:stop`` of arrays that may hold
     other partitions' commits too (one ``__consumer_offsets`` partition's, by key)."""
+
+    __slots__ = (
+        "record_offset",
+        "commit_timestamp",
+        "offset",
+        "leader_epoch",
+        "log_end_offset",
+        "lag",
+        "known",
+        "start",
+        "stop",
+    )
 
     record_offset: np.ndarray
     commit_timestamp: np.ndarray
@@ -85,6 +120,28 @@ class CommitColumns:
     """Whether the log end offset (and so the lag) at the commit's time is known."""
     start: int
     stop: int
+
+    def __init__(
+        self,
+        record_offset: np.ndarray,
+        commit_timestamp: np.ndarray,
+        offset: np.ndarray,
+        leader_epoch: np.ndarray,
+        log_end_offset: np.ndarray,
+        lag: np.ndarray,
+        known: np.ndarray,
+        start: int,
+        stop: int,
+    ) -> None:
+        self.record_offset = record_offset
+        self.commit_timestamp = commit_timestamp
+        self.offset = offset
+        self.leader_epoch = leader_epoch
+        self.log_end_offset = log_end_offset
+        self.lag = lag
+        self.known = known
+        self.start = start
+        self.stop = stop
 
     def __len__(self) -> int:
         return self.stop - self.start
@@ -127,25 +184,58 @@ def _commit_objects(c: CommitColumns, rows: np.ndarray) -> list[Commit]:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class KeyedCommits:
+class KeyedCommits(FrozenSlotted):
     """The commits of one ``__consumer_offsets`` partition that took effect, by (group, topic,
     partition), as columns: the keys sorted, each key's commits in the order they took effect.
     Keys whose records are all tombstones are left out."""
 
-    keys: list[tuple[str, str, int]]
-    bounds: np.ndarray
+    __slots__ = (
+        "keys",
+        "bounds",
+        "record_offset",
+        "commit_timestamp",
+        "offset",
+        "leader_epoch",
+        "deleted_at",
+        "live",
+        "last_rows",
+    )
+
+    keys: Final[list[tuple[str, str, int]]]
+    bounds: Final[np.ndarray]
     """The commits of ``keys[k]`` are rows ``bounds[k]:bounds[k + 1]`` of the columns."""
-    record_offset: np.ndarray
-    commit_timestamp: np.ndarray
-    offset: np.ndarray
-    leader_epoch: np.ndarray
-    deleted_at: list[list[int]]
+    record_offset: Final[np.ndarray]
+    commit_timestamp: Final[np.ndarray]
+    offset: Final[np.ndarray]
+    leader_epoch: Final[np.ndarray]
+    deleted_at: Final[list[list[int]]]
     """Per key, the record offsets of the tombstones after its first commit."""
-    live: list[bool]
+    live: Final[list[bool]]
     """Per key, whether its last record is a commit (not a tombstone)."""
-    last_rows: np.ndarray
+    last_rows: Final[np.ndarray]
     """Per key, the row of its last record in the history table read."""
+
+    def __init__(
+        self,
+        keys: list[tuple[str, str, int]],
+        bounds: np.ndarray,
+        record_offset: np.ndarray,
+        commit_timestamp: np.ndarray,
+        offset: np.ndarray,
+        leader_epoch: np.ndarray,
+        deleted_at: list[list[int]],
+        live: list[bool],
+        last_rows: np.ndarray,
+    ) -> None:
+        self.keys = keys
+        self.bounds = bounds
+        self.record_offset = record_offset
+        self.commit_timestamp = commit_timestamp
+        self.offset = offset
+        self.leader_epoch = leader_epoch
+        self.deleted_at = deleted_at
+        self.live = live
+        self.last_rows = last_rows
 
     @classmethod
     def empty(cls) -> KeyedCommits:

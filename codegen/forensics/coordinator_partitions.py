@@ -6,7 +6,6 @@ meets, :mod:`codegen.forensics.loaded`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from codegen.dumps.arrow import record_batches
@@ -19,6 +18,7 @@ from codegen.dumps.views.live import LiveKeys, LiveRow
 from codegen.forensics.coordinator_logs import dump_partitions
 from codegen.forensics.inputs import LogDirs
 from codegen.forensics.loaded import LoadedPartition, group_of
+from codegen.slotted import Slotted
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -32,9 +32,10 @@ __all__ = [
 ]
 
 
-@dataclass(slots=True)  # not frozen: one per record, and frozen init is slower
-class LiveRecord:
+class LiveRecord(Slotted):
     """A record still live after compaction."""
+
+    __slots__ = ("partition", "offset", "record_type", "name", "value_version", "group")
 
     partition: int
     offset: int
@@ -45,6 +46,22 @@ class LiveRecord:
     value_version: int
     group: str | None
     """The group (or, in ``__transaction_state``, the transactional id) the record is of."""
+
+    def __init__(
+        self,
+        partition: int,
+        offset: int,
+        record_type: int,
+        name: str,
+        value_version: int,
+        group: str | None,
+    ) -> None:
+        self.partition = partition
+        self.offset = offset
+        self.record_type = record_type
+        self.name = name
+        self.value_version = value_version
+        self.group = group
 
 
 class LiveRecords(CompactedView):

@@ -11,12 +11,13 @@ prints them from the deletion columns and the record events in one pass instead
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
+
+from codegen.slotted import Slotted
 
 __all__ = ["OFFSET_DELETED", "EventRow", "GroupEvent", "Timelines"]
 
@@ -24,14 +25,31 @@ OFFSET_DELETED: Final = "offset-deleted"
 """The kind of a deleted committed offset's event."""
 
 
-@dataclass(slots=True)  # not frozen: frozen init is slower (tens of thousands per dump)
-class GroupEvent:
+class GroupEvent(Slotted):
+    __slots__ = ("partition", "offset", "timestamp", "group", "kind", "detail")
+
     partition: int
     offset: int
     timestamp: int
     group: str
     kind: str
     detail: dict[str, Any]
+
+    def __init__(
+        self,
+        partition: int,
+        offset: int,
+        timestamp: int,
+        group: str,
+        kind: str,
+        detail: dict[str, Any],
+    ) -> None:
+        self.partition = partition
+        self.offset = offset
+        self.timestamp = timestamp
+        self.group = group
+        self.kind = kind
+        self.detail = detail
 
     def to_json(self) -> dict[str, Any]:
         """The event as a group's timeline lists it (its group and partition are the

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
@@ -61,6 +60,7 @@ from codegen.dumps.views.log_ends import (
     steps_of,
 )
 from codegen.errors import BadInputError
+from codegen.slotted import FrozenSlotted, Slotted
 
 __all__ = [
     "NO_CUT",
@@ -87,15 +87,24 @@ class InputError(BadInputError, ValueError):
     an ``--as-of`` it cannot take)."""
 
 
-@dataclass(frozen=True, slots=True)
-class PartitionFolder:
+class PartitionFolder(FrozenSlotted):
     """One replica of a partition: its folder, and the broker image it was found in."""
 
-    topic: str
-    partition: int
-    folder: StoragePath
-    image: StoragePath | None
+    __slots__ = ("topic", "partition", "folder", "image")
+
+    topic: Final[str]
+    partition: Final[int]
+    folder: Final[StoragePath]
+    image: Final[StoragePath | None]
     """The log dir given (or the folder above a partition folder given), None for a file."""
+
+    def __init__(
+        self, topic: str, partition: int, folder: StoragePath, image: StoragePath | None
+    ) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.folder = folder
+        self.image = image
 
     def logs(self) -> list[StoragePath]:
         return [f for f in segment_files(self.folder) if f.suffix == ".log"]
@@ -140,23 +149,42 @@ def _partition_of(folder: StoragePath) -> tuple[str, int] | None:
     return partition_of(folder.name)
 
 
-@dataclass(slots=True)
-class LogDirs:
+class LogDirs(Slotted):
     """The partition folders, segment files and offset checkpoints of the paths given."""
 
+    __slots__ = ("given", "images", "replicas", "neighbours", "files", "checkpoints", "other")
+
     given: list[StoragePath]
-    images: list[StoragePath] = field(default_factory=list)
+    images: list[StoragePath]
     """Folders holding partition folders (the log dirs given, or above a partition folder)."""
-    replicas: dict[tuple[str, int], list[PartitionFolder]] = field(default_factory=dict)
+    replicas: dict[tuple[str, int], list[PartitionFolder]]
     """(topic, partition) -> its replicas among the paths given."""
-    neighbours: dict[tuple[str, int], list[PartitionFolder]] = field(default_factory=dict)
+    neighbours: dict[tuple[str, int], list[PartitionFolder]]
     """Partition folders next to a partition folder given: read for log ends only."""
-    files: list[StoragePath] = field(default_factory=list)
+    files: list[StoragePath]
     """Segment files given outside any partition folder."""
-    checkpoints: dict[tuple[str, int], list[tuple[int, StoragePath]]] = field(default_factory=dict)
+    checkpoints: dict[tuple[str, int], list[tuple[int, StoragePath]]]
     """(topic, partition) -> (high watermark, checkpoint file) per image holding one."""
-    other: list[StoragePath] = field(default_factory=list)
+    other: list[StoragePath]
     """What the paths held that is none of the above (for error messages)."""
+
+    def __init__(
+        self,
+        given: list[StoragePath],
+        images: list[StoragePath] | None = None,
+        replicas: dict[tuple[str, int], list[PartitionFolder]] | None = None,
+        neighbours: dict[tuple[str, int], list[PartitionFolder]] | None = None,
+        files: list[StoragePath] | None = None,
+        checkpoints: dict[tuple[str, int], list[tuple[int, StoragePath]]] | None = None,
+        other: list[StoragePath] | None = None,
+    ) -> None:
+        self.given = given
+        self.images = [] if images is None else images
+        self.replicas = {} if replicas is None else replicas
+        self.neighbours = {} if neighbours is None else neighbours
+        self.files = [] if files is None else files
+        self.checkpoints = {} if checkpoints is None else checkpoints
+        self.other = [] if other is None else other
 
     def topics(self) -> list[str]:
         return sorted({t for t, _ in self.replicas})
@@ -312,15 +340,21 @@ def _scan_image(
     return found
 
 
-@dataclass(frozen=True, slots=True)
-class Cut:
+class Cut(FrozenSlotted):
     """``--as-of`` resolved for every partition read: ``__consumer_offsets`` by its own cut (an
     offset is one of its offsets), every other partition by a time, ``now``."""
 
-    consumer_offsets: AsOf | None
-    others: AsOf | None
-    now: int | None
+    __slots__ = ("consumer_offsets", "others", "now")
+
+    consumer_offsets: Final[AsOf | None]
+    others: Final[AsOf | None]
+    now: Final[int | None]
     """The moment of the cut (epoch ms); None without a cut."""
+
+    def __init__(self, consumer_offsets: AsOf | None, others: AsOf | None, now: int | None) -> None:
+        self.consumer_offsets = consumer_offsets
+        self.others = others
+        self.now = now
 
     def of(self, topic: str) -> AsOf | None:
         return self.consumer_offsets if topic == CONSUMER_OFFSETS else self.others
@@ -401,23 +435,37 @@ def replica_at(
     return segments_at(*replica_rows(logs, errors), cut)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class LogEnd:
+class LogEnd(Slotted):
     """A partition's log end over time, and where it was read."""
 
-    times: npt.NDArray[np.int64]
+    __slots__ = ("times", "ends", "source", "where", "history")
+
+    times: Final[npt.NDArray[np.int64]]
     """Running maxima of batch timestamps (sorted, for bisection); int64, as given."""
-    ends: npt.NDArray[np.int64]
-    source: str
+    ends: Final[npt.NDArray[np.int64]]
+    source: Final[str]
     """``segments``, ``empty segments`` or ``replication-offset-checkpoint``."""
-    where: str
+    where: Final[str]
     """The folder or checkpoint file read (and how many replicas were compared)."""
-    history: bool
+    history: Final[bool]
     """False when only the end at the image's time is known (a checkpoint)."""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "times", np.asarray(self.times, np.int64))
-        object.__setattr__(self, "ends", np.asarray(self.ends, np.int64))
+    __eq__ = object.__eq__  # compared and hashed by identity (not by its arrays)
+    __hash__ = object.__hash__
+
+    def __init__(
+        self,
+        times: npt.NDArray[np.int64],
+        ends: npt.NDArray[np.int64],
+        source: str,
+        where: str,
+        history: bool,
+    ) -> None:
+        self.times = np.asarray(times, np.int64)
+        self.ends = np.asarray(ends, np.int64)
+        self.source = source
+        self.where = where
+        self.history = history
 
     @property
     def last(self) -> int:

@@ -33,6 +33,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from codegen.slotted import FrozenSlotted
+
 __all__ = [
     "EMPTY",
     "FAIL",
@@ -82,36 +84,71 @@ class RecordTypeReads:
         return self.flexible_from is not None and self.highest_value_version >= self.flexible_from
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(FrozenSlotted):
     """What a loader does with one record."""
 
-    action: str
+    __slots__ = ("action", "error")
+
+    action: Final[str]
     """``read``, ``skip``, ``fail`` or ``read as newest``."""
-    error: str = ""
+    error: Final[str]
     """For ``fail``: the exception Kafka throws, as it logs it."""
 
+    def __init__(self, action: str, error: str = "") -> None:
+        self.action = action
+        self.error = error
 
-@dataclass(frozen=True, slots=True)
-class Loader:
+
+class Loader(FrozenSlotted):
     """How one coordinator of one release loads a partition of its topic."""
 
-    coordinator: str
+    __slots__ = (
+        "coordinator",
+        "name",
+        "types",
+        "unknown_types",
+        "newer_values",
+        "on_failure",
+        "source",
+        "control_batches_fail",
+    )
+
+    coordinator: Final[str]
     """``group``, ``transaction`` or ``share``."""
-    name: str
+    name: Final[str]
     """Names the code, e.g. ``the old (Scala) group coordinator``."""
-    types: Mapping[int, RecordTypeReads]
+    types: Final[Mapping[int, RecordTypeReads]]
     """The record types it reads, with their value versions."""
-    unknown_types: str
+    unknown_types: Final[str]
     """``skip`` or ``fail``."""
-    newer_values: str
+    newer_values: Final[str]
     """``fail``, ``read as newest`` or ``skip``: a value version outside the known ones."""
-    on_failure: str
+    on_failure: Final[str]
     """``empty``, ``not loaded`` or ``prefix``."""
-    source: str
+    source: Final[str]
     """Where the behaviour is in Kafka's code."""
-    control_batches_fail: bool = False
+    control_batches_fail: Final[bool]
     """3.6's coordinator runtime: "Control batches are not supported yet"."""
+
+    def __init__(
+        self,
+        coordinator: str,
+        name: str,
+        types: Mapping[int, RecordTypeReads],
+        unknown_types: str,
+        newer_values: str,
+        on_failure: str,
+        source: str,
+        control_batches_fail: bool = False,
+    ) -> None:
+        self.coordinator = coordinator
+        self.name = name
+        self.types = types
+        self.unknown_types = unknown_types
+        self.newer_values = newer_values
+        self.on_failure = on_failure
+        self.source = source
+        self.control_batches_fail = control_batches_fail
 
     def read(self, record_type: int, value_version: int | None) -> Outcome:
         """What the loader does with a record (``value_version`` None: a tombstone)."""

@@ -15,7 +15,7 @@ otherwise ``Stable``; a consumer, share or streams group is ``Empty`` without me
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from codegen.dumps.decoded import (
@@ -29,6 +29,7 @@ from codegen.dumps.decoded import (
 from codegen.dumps.model import SegmentError
 from codegen.dumps.views.commit_rows import OFFSET_SCHEMA
 from codegen.dumps.views.committed import CommittedOffsets
+from codegen.slotted import Slotted
 
 __all__ = ["CommittedOffset", "CompactedView", "GroupMember", "GroupState", "compact"]
 
@@ -60,36 +61,105 @@ class CommittedOffset:
         return list(map(cls, *(table.column(name).to_pylist() for name in OFFSET_SCHEMA.names)))
 
 
-@dataclass(slots=True)
-class GroupMember:
+class GroupMember(Slotted):
+    __slots__ = (
+        "member_id",
+        "client_id",
+        "client_host",
+        "instance_id",
+        "rack_id",
+        "assignors",
+        "subscribed_topics",
+        "assignment",
+        "member_epoch",
+    )
+
     member_id: str
-    client_id: str = ""
-    client_host: str = ""
-    instance_id: str | None = None
-    rack_id: str | None = None
-    assignors: list[str] = field(default_factory=list)
-    subscribed_topics: list[str] = field(default_factory=list)
-    assignment: dict[str, list[int]] = field(default_factory=dict)
+    client_id: str
+    client_host: str
+    instance_id: str | None
+    rack_id: str | None
+    assignors: list[str]
+    subscribed_topics: list[str]
+    assignment: dict[str, list[int]]
     """Topic (name for classic groups, topic id for the others) -> partitions; for streams
     groups subtopology -> active task partitions."""
-    member_epoch: int | None = None
+    member_epoch: int | None
+
+    def __init__(
+        self,
+        member_id: str,
+        client_id: str = "",
+        client_host: str = "",
+        instance_id: str | None = None,
+        rack_id: str | None = None,
+        assignors: list[str] | None = None,
+        subscribed_topics: list[str] | None = None,
+        assignment: dict[str, list[int]] | None = None,
+        member_epoch: int | None = None,
+    ) -> None:
+        self.member_id = member_id
+        self.client_id = client_id
+        self.client_host = client_host
+        self.instance_id = instance_id
+        self.rack_id = rack_id
+        self.assignors = [] if assignors is None else assignors
+        self.subscribed_topics = [] if subscribed_topics is None else subscribed_topics
+        self.assignment = {} if assignment is None else assignment
+        self.member_epoch = member_epoch
 
 
-@dataclass(slots=True)
-class GroupState:
+class GroupState(Slotted):
+    __slots__ = (
+        "group",
+        "type",
+        "state",
+        "protocol_type",
+        "protocol",
+        "leader",
+        "generation",
+        "epoch",
+        "members",
+        "record_offset",
+    )
+
     group: str
     type: str
     """``classic``, ``consumer``, ``share`` or ``streams``."""
-    state: str = "Empty"
-    protocol_type: str | None = None
-    protocol: str | None = None
-    leader: str | None = None
-    generation: int | None = None
+    state: str
+    protocol_type: str | None
+    protocol: str | None
+    leader: str | None
+    generation: int | None
     """Generation of a classic group."""
-    epoch: int | None = None
+    epoch: int | None
     """Group epoch of a consumer, share or streams group."""
-    members: dict[str, GroupMember] = field(default_factory=dict)
-    record_offset: int = -1
+    members: dict[str, GroupMember]
+    record_offset: int
+
+    def __init__(
+        self,
+        group: str,
+        type: str,
+        state: str = "Empty",
+        protocol_type: str | None = None,
+        protocol: str | None = None,
+        leader: str | None = None,
+        generation: int | None = None,
+        epoch: int | None = None,
+        members: dict[str, GroupMember] | None = None,
+        record_offset: int = -1,
+    ) -> None:
+        self.group = group
+        self.type = type
+        self.state = state
+        self.protocol_type = protocol_type
+        self.protocol = protocol
+        self.leader = leader
+        self.generation = generation
+        self.epoch = epoch
+        self.members = {} if members is None else members
+        self.record_offset = record_offset
 
 
 def _kind_of(name: str) -> tuple[str, str] | None:

@@ -13,7 +13,6 @@ every other command's.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -38,24 +37,44 @@ from codegen.dumps.views.effects import (
     PLAIN_COMMIT,
     TRANSACTIONAL_TOMBSTONE,
 )
+from codegen.slotted import Slotted
 
 __all__ = ["FileChunk", "apply_chunk", "read_compacted"]
 
 
-@dataclass(slots=True)
-class FileChunk:
+class FileChunk(Slotted):
     """What one columnar batch of a file held, for the command's counts and progress."""
+
+    __slots__ = ("batches", "records", "position", "segment_errors", "errors", "unknown", "newer")
 
     batches: int
     """Log batches (with records) read."""
     records: int
     position: int
     """Byte position in the file reached."""
-    segment_errors: list[SegmentError] = field(default_factory=list)
-    errors: list[tuple[int, DecodedRecord]] = field(default_factory=list)
+    segment_errors: list[SegmentError]
+    errors: list[tuple[int, DecodedRecord]]
     """Records that did not decode, after their batch's position in the file."""
-    unknown: int = 0
-    newer: int = 0
+    unknown: int
+    newer: int
+
+    def __init__(
+        self,
+        batches: int,
+        records: int,
+        position: int,
+        segment_errors: list[SegmentError] | None = None,
+        errors: list[tuple[int, DecodedRecord]] | None = None,
+        unknown: int = 0,
+        newer: int = 0,
+    ) -> None:
+        self.batches = batches
+        self.records = records
+        self.position = position
+        self.segment_errors = [] if segment_errors is None else segment_errors
+        self.errors = [] if errors is None else errors
+        self.unknown = unknown
+        self.newer = newer
 
 
 def read_compacted(

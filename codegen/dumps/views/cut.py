@@ -8,7 +8,7 @@ file that could not be read are kept (reported): where they lie in time is unkno
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -16,17 +16,23 @@ import pyarrow as pa
 
 from codegen.dumps.batch_rows import batch_rows
 from codegen.dumps.storage import StoragePath
+from codegen.slotted import FrozenSlotted
 
 __all__ = ["AsOf", "batches_kept", "kept_batches", "kept_positions", "newest_batch_time"]
 
 
-@dataclass(frozen=True, slots=True)
-class AsOf:
+class AsOf(FrozenSlotted):
     """Up to and including a log offset (a batch whose base offset is at most it), and/or a
     time (a batch whose newest timestamp, in epoch ms, is at most it)."""
 
-    offset: int | None = None
-    timestamp_ms: int | None = None
+    __slots__ = ("offset", "timestamp_ms")
+
+    offset: Final[int | None]
+    timestamp_ms: Final[int | None]
+
+    def __init__(self, offset: int | None = None, timestamp_ms: int | None = None) -> None:
+        self.offset = offset
+        self.timestamp_ms = timestamp_ms
 
     def excludes(self, base_offset: int, max_timestamp: int) -> bool:
         """Whether the batch with this header is past the cut."""

@@ -28,7 +28,6 @@ The pure backend's reference is :func:`codegen.dumps.compaction.apply_offsets` w
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
@@ -46,6 +45,7 @@ from codegen.dumps.views.commit_rows import (
 from codegen.dumps.views.commits import decode_commits
 from codegen.dumps.views.compaction import NO_MARKER, arrow_array, bits, flags
 from codegen.runtime import backends
+from codegen.slotted import FrozenSlotted
 
 __all__ = [
     "ABORT_MARKER",
@@ -322,27 +322,63 @@ def _shares_values(member: pa.Array, column: pa.Array, first: pa.Array, typ: pa.
     )
 
 
-@dataclass(frozen=True, slots=True)
-class KeyedHistory:
+class KeyedHistory(FrozenSlotted):
     """Every commit of one log partition that took effect, by key (:meth:`RecordHistory.keyed`):
     the commits of ``keys[k]`` (a key number) are rows ``bounds[k]:bounds[k + 1]`` of the
     columns, in the order they took effect."""
 
-    keys: npt.NDArray[np.int64]
+    __slots__ = (
+        "keys",
+        "bounds",
+        "record_offset",
+        "commit_timestamp",
+        "offset",
+        "leader_epoch",
+        "deleted_bounds",
+        "deleted",
+        "live",
+        "last",
+    )
+
+    keys: Final[npt.NDArray[np.int64]]
     """The numbers of the keys with a commit, in the order asked."""
-    bounds: npt.NDArray[np.int64]
-    record_offset: npt.NDArray[np.int64]
-    commit_timestamp: npt.NDArray[np.int64]
-    offset: npt.NDArray[np.int64]
-    leader_epoch: npt.NDArray[np.int64]
-    deleted_bounds: npt.NDArray[np.int64]
-    deleted: list[list[int]]
+    bounds: Final[npt.NDArray[np.int64]]
+    record_offset: Final[npt.NDArray[np.int64]]
+    commit_timestamp: Final[npt.NDArray[np.int64]]
+    offset: Final[npt.NDArray[np.int64]]
+    leader_epoch: Final[npt.NDArray[np.int64]]
+    deleted_bounds: Final[npt.NDArray[np.int64]]
+    deleted: Final[list[list[int]]]
     """The record offsets of the tombstones of ``keys[k]`` after its first commit
     (``deleted_bounds[k]:deleted_bounds[k + 1]`` of them all)."""
-    live: npt.NDArray[np.bool_]
+    live: Final[npt.NDArray[np.bool_]]
     """Whether the key's last row is a commit."""
-    last: npt.NDArray[np.int64]
+    last: Final[npt.NDArray[np.int64]]
     """The place of the key's last row among all rows that took effect, in that order."""
+
+    def __init__(
+        self,
+        keys: npt.NDArray[np.int64],
+        bounds: npt.NDArray[np.int64],
+        record_offset: npt.NDArray[np.int64],
+        commit_timestamp: npt.NDArray[np.int64],
+        offset: npt.NDArray[np.int64],
+        leader_epoch: npt.NDArray[np.int64],
+        deleted_bounds: npt.NDArray[np.int64],
+        deleted: list[list[int]],
+        live: npt.NDArray[np.bool_],
+        last: npt.NDArray[np.int64],
+    ) -> None:
+        self.keys = keys
+        self.bounds = bounds
+        self.record_offset = record_offset
+        self.commit_timestamp = commit_timestamp
+        self.offset = offset
+        self.leader_epoch = leader_epoch
+        self.deleted_bounds = deleted_bounds
+        self.deleted = deleted
+        self.live = live
+        self.last = last
 
 
 class RecordHistory:

@@ -1,0 +1,51 @@
+"""Base classes for small record classes written out by hand (``__slots__`` and an explicit
+``__init__``), with the ``repr``, equality and hash that ``@dataclass(slots=True)`` (and
+``frozen=True``) would give them. Stdlib only. ``@dataclass`` builds each class's methods
+from source text as its module is imported, some 2-4 M instructions a class; the views'
+commands load dozens of them, and their start-up paid for it."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, ClassVar
+
+__all__ = ["FrozenSlotted", "Slotted"]
+
+
+class Slotted:
+    """``repr`` and ``==`` over the class's fields (its annotated slots, in the order
+    annotated), as a dataclass's: ``Name(a=1, b='x')``, equal to an object of the same class
+    whose fields are equal; unhashable, as a dataclass with ``eq`` and without ``frozen``."""
+
+    __slots__ = ()
+    _fields: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        slots = cls.__dict__.get("__slots__", ())
+        cls._fields = tuple(n for n in inspect.get_annotations(cls) if n in slots)
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, n) for n in self._fields)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._fields)
+        return f"{type(self).__qualname__}({fields})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Slotted)  # for the type checker
+        return self._values() == other._values()
+
+    # no __hash__: a class defining __eq__ alone is unhashable
+
+
+class FrozenSlotted(Slotted):
+    """A :class:`Slotted` hashed by its fields, as a frozen dataclass (its fields are ``Final``
+    for the type checker)."""
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
