@@ -393,12 +393,10 @@ def test_by_key_is_arrows_sort_by_the_commit_key(rows: list[tuple[Any, ...]], sp
 def test_committed_offsets_are_the_schema_columns_in_order() -> None:
     """``CommittedOffset.from_table`` takes the columns by position: the fields and the
     columnar view's columns are the same, in the same order."""
-    from dataclasses import fields
-
     from codegen.dumps.views.compacted import CommittedOffset
     from codegen.naming import camel_case
 
-    assert [camel_case(f.name) for f in fields(CommittedOffset)] == OFFSET_SCHEMA.names
+    assert [camel_case(name) for name in CommittedOffset._fields] == OFFSET_SCHEMA.names
 
 
 @pytest.mark.parametrize("keys", [[], [b""], [b"", None, b"\x00"]])

@@ -15,7 +15,6 @@ otherwise ``Stable``; a consumer, share or streams group is ``Empty`` without me
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from codegen.dumps.decoded import (
@@ -40,8 +39,19 @@ _GROUP_KINDS = {
 }
 
 
-@dataclass(slots=True)
-class CommittedOffset:
+class CommittedOffset(Slotted):
+    __slots__ = (
+        "group",
+        "topic",
+        "partition",
+        "offset",
+        "leader_epoch",
+        "metadata",
+        "commit_timestamp",
+        "expire_timestamp",
+        "record_offset",
+    )
+
     group: str
     topic: str
     partition: int
@@ -52,6 +62,28 @@ class CommittedOffset:
     expire_timestamp: int
     record_offset: int
     """Offset of the log record the commit came from."""
+
+    def __init__(
+        self,
+        group: str,
+        topic: str,
+        partition: int,
+        offset: int,
+        leader_epoch: int,
+        metadata: str,
+        commit_timestamp: int,
+        expire_timestamp: int,
+        record_offset: int,
+    ) -> None:
+        self.group = group
+        self.topic = topic
+        self.partition = partition
+        self.offset = offset
+        self.leader_epoch = leader_epoch
+        self.metadata = metadata
+        self.commit_timestamp = commit_timestamp
+        self.expire_timestamp = expire_timestamp
+        self.record_offset = record_offset
 
     @classmethod
     def from_table(cls, table: Any) -> list[CommittedOffset]:
