@@ -7,6 +7,7 @@ commands load dozens of them, and their start-up paid for it."""
 from __future__ import annotations
 
 import inspect
+from dataclasses import FrozenInstanceError
 from typing import Any, ClassVar
 
 __all__ = ["FrozenSlotted", "Slotted"]
@@ -42,10 +43,20 @@ class Slotted:
 
 
 class FrozenSlotted(Slotted):
-    """A :class:`Slotted` hashed by its fields, as a frozen dataclass (its fields are ``Final``
-    for the type checker)."""
+    """A :class:`Slotted` hashed by its fields, as a frozen dataclass: a field is written once,
+    by ``__init__`` (or unpickling), and assigning or deleting it afterwards raises
+    ``FrozenInstanceError`` (its fields are ``Final`` for the type checker too)."""
 
     __slots__ = ()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # a slot not yet set reads as missing: __init__'s writes pass, later ones do not
+        if hasattr(self, name):
+            raise FrozenInstanceError(f"cannot assign to field {name!r}")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
 
     def __hash__(self) -> int:
         return hash(self._values())

@@ -78,6 +78,27 @@ def test_frozen_as_the_dataclass(args: tuple[Any, ...], other: tuple[Any, ...]) 
     copy, old_copy = pickle.loads(pickle.dumps(a)), pickle.loads(pickle.dumps(old_a))
     assert repr(copy) == repr(a)
     assert (copy == a) == (old_copy == old_a)
+    for obj in (a, old_a, copy):
+        with pytest.raises(
+            dataclasses.FrozenInstanceError, match="cannot assign to field 'offset'"
+        ):
+            obj.offset = 9  # type: ignore[misc]
+        with pytest.raises(dataclasses.FrozenInstanceError, match="cannot delete field 'offset'"):
+            del obj.offset  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        a.nope = 1  # type: ignore[attr-defined]
+    assert a == AsOf(*args) or args == (float("nan"),)  # unchanged by the refused writes
+
+
+def test_every_frozen_class_refuses_writes() -> None:
+    frozen = [c for c in _all_record_classes() if issubclass(c, FrozenSlotted)]
+    assert len(frozen) >= 15
+    for cls in frozen:
+        obj = object.__new__(cls)
+        for name in cls._fields:
+            object.__setattr__(obj, name, None)
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                setattr(obj, name, 1)
 
 
 def test_mutable_as_the_dataclass() -> None:
