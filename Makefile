@@ -181,6 +181,7 @@ SANITIZE_TESTS := tests/test_native_arguments.py tests/test_read_limits.py \
   tests/test_user_wire_fallback.py tests/test_views_superseded.py tests/test_views_live.py \
   tests/test_forensics_loaded.py tests/test_record_slices.py \
   tests/test_views_effects.py tests/test_views_offsets.py tests/test_views_commit_columns.py \
+  tests/test_engine_build_check.py \
   tests/test_burrow_windows.py tests/test_forensics_lag.py::test_history_and_lag_over_time \
   tests/test_forensics_lag.py::test_now_by_the_native_walk_is_the_reference \
   tests/test_forensics_lag.py::test_commit_arrays_are_the_commits_json \
