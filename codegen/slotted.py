@@ -24,7 +24,8 @@ class Slotted:
     def __init_subclass__(cls) -> None:
         super().__init_subclass__()
         slots = cls.__dict__.get("__slots__", ())
-        cls._fields = tuple(n for n in inspect.get_annotations(cls) if n in slots)
+        own = tuple(n for n in inspect.get_annotations(cls) if n in slots)
+        cls._fields = cls._fields + own  # a base's fields first, as a dataclass subclass's
 
     def _values(self) -> tuple[Any, ...]:
         return tuple(getattr(self, n) for n in self._fields)

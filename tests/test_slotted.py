@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 import codegen
+from codegen.dumps.consumer_protocol import DecodedAssignment, DecodedSubscription
 from codegen.dumps.views.compacted import GroupMember, GroupState
 from codegen.dumps.views.cut import AsOf
 from codegen.slotted import FrozenSlotted, Slotted
@@ -40,8 +41,22 @@ def test_fields_are_the_slots_in_order() -> None:
     classes = _all_record_classes()
     assert len(classes) >= 40
     for cls in classes:
-        assert cls.__dict__["__slots__"] == cls._fields, cls
+        # a subclass's fields: its base's, then its own (as a dataclass subclass's)
+        base = next(b for b in cls.__mro__[1:] if issubclass(b, Slotted))
+        assert cls._fields == base._fields + tuple(cls.__dict__["__slots__"]), cls
         assert "__dict__" not in dir(cls), cls
+    assert (
+        DecodedSubscription._fields
+        == DecodedAssignment._fields
+        == (
+            "raw",
+            "version",
+            "message",
+            "read_version",
+            "error",
+            "note",
+        )
+    )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -120,3 +135,16 @@ def test_mutable_as_the_dataclass() -> None:
         "rack_id=None, assignors=['range'], subscribed_topics=[], assignment={}, "
         "member_epoch=None)"
     )
+
+
+def test_a_subclass_keeps_its_bases_fields() -> None:
+    sub = DecodedSubscription(b"\x00\x01", 1, None, error="short")
+    assert repr(sub) == (
+        "DecodedSubscription(raw=b'\\x00\\x01', version=1, message=None, read_version=-1, "
+        "error='short', note=None)"
+    )
+    assert sub == DecodedSubscription(b"\x00\x01", 1, None, error="short")
+    assert sub != DecodedSubscription(b"\x00\x01", 1, None, error="other")
+    assert sub != DecodedAssignment(b"\x00\x01", 1, None, error="short")  # another class
+    assert pickle.loads(pickle.dumps(sub)) == sub
+    assert sub.topics == [] and sub.user_data is None

@@ -14,7 +14,7 @@ sent version 1 without the ``ownedPartitions`` array); a payload decoded that wa
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 from codegen.runtime import DecodeError
 from codegen.slotted import Slotted
@@ -25,6 +25,7 @@ from generated.group_metadata_value import GroupMetadataValue
 __all__ = [
     "ConsumerMember",
     "DecodedAssignment",
+    "DecodedPayload",
     "DecodedSubscription",
     "PayloadCache",
     "decode_assignment",
@@ -36,18 +37,20 @@ __all__ = [
 CONSUMER_PROTOCOL_TYPE: Final = "consumer"
 
 _PAYLOADS_KEPT: Final = 1024
-_P = TypeVar("_P")
 """Distinct subscriptions (and as many assignments) a :class:`PayloadCache` keeps."""
+_P = TypeVar("_P")
+_M = TypeVar("_M", ConsumerProtocolSubscription, ConsumerProtocolAssignment)
 
 
-class DecodedSubscription(Slotted):
-    """A member's subscription. ``message`` is None when the bytes did not decode (``error``)."""
+class DecodedPayload(Slotted, Generic[_M]):
+    """A member's subscription or assignment. ``message`` is None when the bytes did not decode
+    (``error``)."""
 
     __slots__ = ("raw", "version", "message", "read_version", "error", "note")
 
     raw: bytes
     version: int
-    message: ConsumerProtocolSubscription | None
+    message: _M | None
     read_version: int
     """The version the body was read with (differs from ``version`` on a fallback)."""
     error: str | None
@@ -57,7 +60,7 @@ class DecodedSubscription(Slotted):
         self,
         raw: bytes,
         version: int,
-        message: ConsumerProtocolSubscription | None,
+        message: _M | None,
         read_version: int = -1,
         error: str | None = None,
         note: str | None = None,
@@ -68,6 +71,16 @@ class DecodedSubscription(Slotted):
         self.read_version = read_version
         self.error = error
         self.note = note
+
+    @property
+    def user_data(self) -> bytes | None:
+        return self.message.user_data if self.message is not None else None
+
+
+class DecodedSubscription(DecodedPayload[ConsumerProtocolSubscription]):
+    """A member's subscription."""
+
+    __slots__ = ()
 
     @property
     def topics(self) -> list[str]:
@@ -80,10 +93,6 @@ class DecodedSubscription(Slotted):
         return {tp.topic: list(tp.partitions) for tp in self.message.owned_partitions}
 
     @property
-    def user_data(self) -> bytes | None:
-        return self.message.user_data if self.message is not None else None
-
-    @property
     def generation_id(self) -> int:
         return self.message.generation_id if self.message is not None else -1
 
@@ -92,43 +101,16 @@ class DecodedSubscription(Slotted):
         return self.message.rack_id if self.message is not None else None
 
 
-class DecodedAssignment(Slotted):
-    """A member's assignment. ``message`` is None when the bytes did not decode (``error``)."""
+class DecodedAssignment(DecodedPayload[ConsumerProtocolAssignment]):
+    """A member's assignment."""
 
-    __slots__ = ("raw", "version", "message", "read_version", "error", "note")
-
-    raw: bytes
-    version: int
-    message: ConsumerProtocolAssignment | None
-    read_version: int
-    error: str | None
-    note: str | None
-
-    def __init__(
-        self,
-        raw: bytes,
-        version: int,
-        message: ConsumerProtocolAssignment | None,
-        read_version: int = -1,
-        error: str | None = None,
-        note: str | None = None,
-    ) -> None:
-        self.raw = raw
-        self.version = version
-        self.message = message
-        self.read_version = read_version
-        self.error = error
-        self.note = note
+    __slots__ = ()
 
     @property
     def partitions(self) -> dict[str, list[int]]:
         if self.message is None:
             return {}
         return {tp.topic: list(tp.partitions) for tp in self.message.assigned_partitions}
-
-    @property
-    def user_data(self) -> bytes | None:
-        return self.message.user_data if self.message is not None else None
 
 
 class ConsumerMember(Slotted):
