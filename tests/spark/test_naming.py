@@ -21,6 +21,7 @@ from codegen.dumps.decoded import DecodedRecord, MetadataFrame
 from codegen.dumps.model import Record, RecordBatch, SegmentError
 from codegen.dumps.views.compacted import CommittedOffset, GroupMember, GroupState
 from codegen.naming import json_name, snake_case
+from codegen.slotted import Slotted
 from generated import MESSAGES
 from generated._spark_schemas import SCHEMAS
 from generated.offset_commit_key import OffsetCommitKey
@@ -176,7 +177,8 @@ def test_the_python_names_exist() -> None:
         cls, _, attr = name.partition(".")
         assert hasattr(CLASSES[cls], attr), name
     for cls in (DecodedRecord, CommittedOffset, GroupState, GroupMember):
-        missing = {f"{cls.__name__}.{f.name}" for f in fields(cls)} - documented
+        names = cls._fields if issubclass(cls, Slotted) else [f.name for f in fields(cls)]
+        missing = {f"{cls.__name__}.{n}" for n in names} - documented
         assert missing == set(), "fields missing from docs/naming.md"
 
 
