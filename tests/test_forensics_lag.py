@@ -799,6 +799,56 @@ def test_commit_log_ends_checks_its_buffers() -> None:
         assert np.frombuffer(log_end, np.int64).tolist() == want.tolist()
 
 
+def test_commit_log_ends_at_every_time() -> None:
+    """The engine's log end at every time around the steps of log ends whose index buckets
+    hold none, one, two, three and many steps (equal times among them), for keys given out
+    of their log ends' order (the engine groups the keys by log end) and keys with none:
+    bisect_right of the step times, as LogEnd.at."""
+    index = lag_module.effects.engine_function("log_end_index")
+    commit_log_ends = lag_module.effects.engine_function("commit_log_ends")
+    if index is None or commit_log_ends is None:
+        pytest.skip("the native engine is not built")
+    layouts = [
+        [7],
+        [7, 7],
+        [0, 1, 2, 40],  # three steps in a bucket, then empty buckets
+        [0, 0, 0, 9, 9, 10, 30, 31, 31],
+        [5] * 12 + [6] * 11 + [50],  # a bucket past the walk's few: halved first
+        [-(2**62), 0, 2**62],  # buckets as wide as int64 allows
+    ]
+    ends = [np.arange(1, len(t) + 1, dtype=np.int64) * 100 for t in layouts]
+    steps = index(
+        np.concatenate(layouts).astype(np.int64),
+        np.concatenate(ends),
+        np.concatenate([[0], np.cumsum([len(t) for t in layouts])]).astype(np.int64),
+    )
+    key_steps = [5, 4, -1, 3, 2, 1, -1, 0, 3, 1]
+    key_times = []
+    for s in key_steps:
+        t = np.asarray(layouts[s] if s >= 0 else [0], np.int64)
+        near = np.unique(np.concatenate([t + d for d in range(-2, 3)]))
+        # every time from before the first step to past the last where they are few
+        every = np.arange(t[0] - 2, t[-1] + 3) if int(t[-1]) - int(t[0]) < 100 else near[::-1]
+        key_times.append(np.concatenate([every, near]))
+    times = np.concatenate(key_times).astype(np.int64)
+    bounds = np.concatenate([[0], np.cumsum([len(t) for t in key_times])]).astype(np.int64)
+    committed = np.full(len(times), 150, np.int64)
+    log_end, lag, known = commit_log_ends(
+        steps, np.asarray(key_steps, np.int64), bounds, times, committed
+    )
+    want = []
+    for s, t in zip(key_steps, key_times, strict=True):
+        if s < 0:
+            want.extend([0] * len(t))
+            continue
+        found = np.searchsorted(np.asarray(layouts[s]), t, side="right")
+        want.extend(np.where(found > 0, ends[s][np.maximum(found - 1, 0)], 0).tolist())
+    assert np.frombuffer(log_end, np.int64).tolist() == want
+    assert np.frombuffer(lag, np.int64).tolist() == np.maximum(np.asarray(want) - 150, 0).tolist()
+    known_want = [int(s >= 0) for s, t in zip(key_steps, key_times, strict=True) for _ in t]
+    assert np.frombuffer(known, np.uint8).tolist() == known_want
+
+
 def test_real_consumer_caught_up() -> None:
     (app,) = lag_reports(REAL, group="my-app")
     (p,) = app.partitions
