@@ -204,6 +204,119 @@ def test_batch_ends_in_several_calls(
     assert calls == expected
 
 
+def write_large(path: Path, newest_at: int, batches: int, torn: bool = False) -> None:
+    """A segment of ``batches`` batches of some 10 KB (past NEWEST_WALK_HELD bytes in all), its
+    newest time at batch ``newest_at``; ``torn``: its last batch cut short."""
+    with SegmentWriter(path) as w:
+        for k in range(batches):
+            at = T0 + 1_000_000 if k == newest_at else T0 + k
+            w.write_batch([(None, bytes([k % 251]) * 1000)] * 10, timestamp=at)
+    if torn:
+        path.write_bytes(path.read_bytes()[:-500])
+
+
+def mapped_rss(path: Path) -> int | None:
+    """The bytes of the process's mappings of ``path`` resident now (/proc/self/smaps), None
+    where that is not to be read."""
+    try:
+        lines = Path("/proc/self/smaps").read_text().splitlines()
+    except OSError:
+        return None
+    rss, ours = 0, False
+    for line in lines:
+        head = line.split()
+        if head and "-" in head[0] and not head[0].endswith(":"):  # a mapping's first line
+            ours = head[-1] == str(path)
+        elif ours and head[0] == "Rss:":
+            rss += int(head[1]) * 1024
+    return rss
+
+
+def test_newest_times_of_files_past_what_the_walk_holds(tmp_path: Path) -> None:
+    """Files of more than NEWEST_WALK_HELD bytes, walked together: the walk gives back the pages
+    it has passed and reads again those of the newest batches (their CRC checked), so the times
+    are the reference's: the newest batch first, first and broken, last, before a torn tail."""
+    from codegen.dumps.views.cut import newest_batch_time
+    from codegen.forensics.lag import newest_batches
+
+    module = native_pass()
+    held = module.NEWEST_WALK_HELD  # type: ignore[attr-defined]
+    batches = 3 * held // 10_000
+    files = {name: tmp_path / f"{name}.log" for name in ("first", "broken", "last", "torn")}
+    write_large(files["first"], 0, batches)
+    write_large(files["broken"], 0, batches)
+    data = bytearray(files["broken"].read_bytes())
+    data[5_000] ^= 0xFF  # in the newest batch's records: its CRC fails
+    files["broken"].write_bytes(bytes(data))
+    write_large(files["last"], batches - 1, batches)
+    write_large(files["torn"], 3, batches, torn=True)
+    paths = list(files.values())
+    assert all(p.stat().st_size > 2 * held for p in paths)
+    found = header_ends.newest_times(paths)
+    assert found == [T0 + 1_000_000, None, T0 + 1_000_000, None]
+    reference = [newest_batch_time(newest_batches(p)) for p in paths]
+    assert reference == [T0 + 1_000_000, T0 + batches - 1, T0 + 1_000_000, T0 + 1_000_000]
+
+
+def test_newest_walk_gives_back_a_mapped_file_s_pages(tmp_path: Path) -> None:
+    """What the walk of a mapped file (an mmap.mmap) holds resident after it: at most
+    NEWEST_WALK_HELD bytes and the newest batch's pages, where a view of the same map (not
+    the walk's to give back) keeps every page it touched; the bytes read the same."""
+    import mmap
+
+    module = native_pass()
+    held = module.NEWEST_WALK_HELD  # type: ignore[attr-defined]
+    path = tmp_path / "large.log"
+    write_large(path, 0, 3 * held // 10_000)
+    checks = SegmentReader(b"").header_pass_checks()
+    with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        before = mapped_rss(path)
+        if before is None:
+            pytest.skip("no /proc/self/smaps")
+        walk = module.newest_batches  # type: ignore[attr-defined]
+        newest, whole = (np.frombuffer(b, np.int64).tolist() for b in walk([m], *checks))
+        assert (newest, whole) == ([T0 + 1_000_000], [1])
+        given_back = mapped_rss(path)
+        view = memoryview(m)
+        assert np.frombuffer(walk([view], *checks)[0], np.int64).tolist() == newest
+        kept = mapped_rss(path)
+        view.release()
+        assert m[:] == path.read_bytes()
+    assert given_back is not None and kept is not None
+    assert given_back <= held + (256 << 10)
+    assert kept > 2 * held
+
+
+@pytest.mark.parametrize("remote", [False, True])
+def test_newest_times_in_calls_by_what_the_walk_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, remote: bool
+) -> None:
+    """A mapped file counts NEWEST_WALK_HELD bytes at most against a call's BYTES_PER_CALL (the
+    walk gives back the pages it has passed), a file read whole all its bytes: the same times
+    as in one call."""
+    module = native_pass()
+    logs = sorted(f for p in write_disks(tmp_path) for f in p.glob("*/*.log") if f.stat().st_size)
+    whole = header_ends.newest_times(logs)
+    calls: list[int] = []
+
+    def counted(buffers: list[object], *checks: object) -> object:
+        calls.append(len(buffers))
+        return module.newest_batches(buffers, *checks)  # type: ignore[attr-defined]
+
+    class Remote(SegmentReader):
+        @contextmanager
+        def opened(self) -> Iterator[bytes]:
+            yield Path(str(self.name)).read_bytes()
+
+    walk = SimpleNamespace(newest_batches=counted, NEWEST_WALK_HELD=1)
+    monkeypatch.setattr(segments, "_native_header_pass", lambda: walk)
+    monkeypatch.setattr(header_ends, "BYTES_PER_CALL", 3)  # four bytes end a call
+    if remote:
+        monkeypatch.setattr(header_ends, "SegmentReader", Remote)
+    assert header_ends.newest_times(logs) == whole and len(logs) == 11
+    assert calls == ([1] * 11 if remote else [4, 4, 3])
+
+
 def test_batch_header_ends_checks_its_arguments(tmp_path: Path) -> None:
     module = native_pass()
     checks = SegmentReader(b"").header_pass_checks()

@@ -34,7 +34,9 @@ FILES_PER_CALL: Final = 256
 BYTES_PER_CALL: Final = 1 << 26
 """Most bytes of files one call holds, but for its last file's: read whole (remote segments) or
 mapped (local ones: the pages of a map the pass touches count in the process's memory until
-the call ends, and a header walk touches every page)."""
+the call ends, and a header walk touches every page; the walk of :func:`newest_times` gives
+back the pages it has passed, so a mapped file counts at most the ``NEWEST_WALK_HELD`` bytes
+it holds)."""
 
 I64 = npt.NDArray[np.int64]
 
@@ -65,16 +67,21 @@ def newest_times(files: Sequence[StoragePath]) -> list[int | None] | None:
     if module is None:
         return None
     found: list[int | None] = []
-    for read, _ in _calls(module.newest_batches, files):
+    held = getattr(module, "NEWEST_WALK_HELD", None)
+    for read, _ in _calls(module.newest_batches, files, held):
         newest, whole = (np.frombuffer(b, np.int64).tolist() for b in read)
         found += [t if w else None for t, w in zip(newest, whole, strict=True)]
     return found
 
 
-def _calls(function: Any, files: Sequence[StoragePath]) -> Iterator[tuple[Any, list[int]]]:
+def _calls(
+    function: Any, files: Sequence[StoragePath], mapped_held: int | None = None
+) -> Iterator[tuple[Any, list[int]]]:
     """``function(buffers, *checks)`` of the native header pass over the files, at most
     :data:`FILES_PER_CALL` files or :data:`BYTES_PER_CALL` bytes a call: what each
-    call gave, and the sizes of its files."""
+    call gave, and the sizes of its files. ``mapped_held``: the most bytes of a mapped file
+    the function holds at once (it gives back the pages it has passed: ``newest_batches``),
+    None: all it touches."""
     at = 0
     while at < len(files):
         with ExitStack() as stack:
@@ -84,7 +91,10 @@ def _calls(function: Any, files: Sequence[StoragePath]) -> Iterator[tuple[Any, l
             while at < len(files) and len(data) < FILES_PER_CALL and held <= BYTES_PER_CALL:
                 readers.append(SegmentReader(files[at]))
                 data.append(stack.enter_context(readers[-1].opened()))
-                held += len(data[-1])
+                size = len(data[-1])
+                if mapped_held is not None and type(data[-1]) is mmap.mmap:
+                    size = min(size, mapped_held)
+                held += size
                 at += 1
             sizes = [len(d) for d in data]
             yield function(data, *readers[0].header_pass_checks()), sizes

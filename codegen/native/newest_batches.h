@@ -6,12 +6,25 @@
  * lie; then those are checked with their CRC, as the reference reads them again. The files'
  * chains are walked in turn, a header of each, the next header of each asked for ahead
  * (prefetched): one header per 1 KB or so is a cache miss, and the misses of the files overlap.
+ * A mapped file's pages behind the walk are given back as it goes (NEWEST_WALK_HELD).
  * Part of the _records module (records.c).
  */
 #ifndef SPECGEN_NEWEST_BATCHES_H
 #define SPECGEN_NEWEST_BATCHES_H
 
 #include "batch_columns.h"
+#ifdef __linux__
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
+
+/* The most bytes of a mapped file (an mmap.mmap) the walk holds mapped in the process's memory
+   behind its header: past them the pages walked are given back (MADV_DONTNEED: the file's pages
+   stay in the page cache; a page read again is mapped again), so the walk holds few bytes of
+   each file and many files can be walked in one call, their headers' cache misses overlapping
+   (one or two files a call, as a byte budget over whole files allowed, waited on each miss).
+   codegen.dumps.header_ends reads it as NEWEST_WALK_HELD. */
+#define NEWEST_WALK_HELD ((int64_t)2 << 20)
 
 /* One file's walk. */
 typedef struct {
@@ -23,7 +36,35 @@ typedef struct {
     int found;      /* a batch with records was read */
     int64_t newest; /* the newest maxTimestamp of the batches with records */
     Column at;      /* the positions of the batches of time newest (int64) */
+    uintptr_t kept; /* a mapped file: its pages from this address on are still mapped; else 0 */
 } NewestWalk;
+
+#if defined(__linux__) && defined(MADV_DONTNEED)
+/* Where w's pages are kept from, when its buffer is an mmap.mmap's own (mmap_type's exactly,
+   not a subclass or a view: memory the walk may give back), 0 otherwise: the first page
+   boundary of the buffer. */
+static uintptr_t walk_kept(PyObject *data, PyObject *mmap_type, const Py_buffer *buf) {
+    if (!mmap_type || (PyObject *)Py_TYPE(data) != mmap_type) return 0;
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    return ((uintptr_t)buf->buf + page - 1) & ~(page - 1);
+}
+
+/* The whole pages of w's mapped file before its header at w->pos given back once more than
+   NEWEST_WALK_HELD bytes are held (advice: a failure only holds them longer). */
+static void walk_release(NewestWalk *w) {
+    const uintptr_t at = (uintptr_t)w->seg.buf.buf + (uintptr_t)w->pos;
+    if (!w->kept || at - w->kept <= (uintptr_t)NEWEST_WALK_HELD) return;
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), to = at & ~(page - 1);
+    (void)madvise((void *)w->kept, to - w->kept, MADV_DONTNEED);
+    w->kept = to;
+}
+#else
+static uintptr_t walk_kept(PyObject *data, PyObject *mmap_type, const Py_buffer *buf) {
+    (void)data, (void)mmap_type, (void)buf;
+    return 0;
+}
+static void walk_release(NewestWalk *w) { (void)w; }
+#endif
 
 /* One step of walk w: the header at w->pos as header_at takes it (checks hp, no CRC), noted if
    it has records. 0, or -1 with an error. Ends the walk at the end of the buffer or at an entry
@@ -56,6 +97,7 @@ static int newest_step(NewestWalk *w, const HeaderPass *hp, Parsed **recs, Py_ss
         }
     }
     w->pos += h.total;
+    walk_release(w);
     if (w->pos < n) { /* the next header: its size (byte 8) and its count (byte 57 on) */
         __builtin_prefetch(d + w->pos);
         __builtin_prefetch(d + w->pos + 60);
@@ -86,13 +128,33 @@ static int newest_of(NewestWalk *w, const HeaderPass *hp_checked, Parsed **recs,
     return 0;
 }
 
+/* The type mmap.mmap (a new reference), NULL with no error set where the module or the
+   type is missing (no buffer is then given back), NULL with an error. */
+static PyObject *mmap_type_of(void) {
+    PyObject *module = PyImport_ImportModule("mmap");
+    if (!module) {
+        if (!PyErr_ExceptionMatches(PyExc_ImportError)) return NULL;
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *type = PyObject_GetAttrString(module, "mmap");
+    Py_DECREF(module);
+    if (!type || !PyType_Check(type)) {
+        PyErr_Clear();
+        Py_XDECREF(type);
+        return NULL;
+    }
+    return type;
+}
+
 /* newest_batches(buffers, verify_crc, max_size, max_records, expansion) -> (newest, whole): per
    buffer, the newest maxTimestamp of its v2 batches with records (-1 without one, or when it is
    below 0), and whether that is what the reference gives (1), or the caller must read the buffer
    with the reference (0: the walk stopped before its end, at an entry header_at leaves to the
    reference, or no batch of the newest time is whole). Two bytes objects of native-endian int64
    arrays. The walk reads without checksums; verify_crc says whether the newest batches' are
-   checked (the reference's re-read: yes). */
+   checked (the reference's re-read: yes). An mmap.mmap's pages the walk has passed are given
+   back (NEWEST_WALK_HELD); its bytes read the same. */
 static PyObject *newest_batches(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (!arity_ok(nargs, 5,
                   "newest_batches(buffers, verify_crc, max_size, max_records, expansion) "
@@ -109,6 +171,8 @@ static PyObject *newest_batches(PyObject *module, PyObject *const *args, Py_ssiz
     Parsed *recs = NULL;
     Py_ssize_t cap = 0;
     NewestWalk *walks = NULL;
+    PyObject *mmap_type = mmap_type_of();
+    if (!mmap_type && PyErr_Occurred()) goto done;
     if ((size_t)files > PY_SSIZE_T_MAX / sizeof(NewestWalk)) {
         PyErr_NoMemory();
         goto done;
@@ -122,9 +186,10 @@ static PyObject *newest_batches(PyObject *module, PyObject *const *args, Py_ssiz
     for (Py_ssize_t f = 0; f < files; f++) {
         NewestWalk *w = &walks[f];
         w->at.width = 8;
-        if (segment_hold(&w->seg, PySequence_Fast_GET_ITEM(buffers, f), 0, "newest_batches") < 0)
-            goto done;
+        PyObject *data = PySequence_Fast_GET_ITEM(buffers, f);
+        if (segment_hold(&w->seg, data, 0, "newest_batches") < 0) goto done;
         w->held = 1;
+        w->kept = walk_kept(data, mmap_type, &w->seg.buf);
         w->walking = 1;
         walking++;
     }
@@ -151,6 +216,7 @@ done:
     }
     Py_XDECREF(newest_bytes);
     Py_XDECREF(whole_bytes);
+    Py_XDECREF(mmap_type);
     PyMem_Free(recs);
     Py_DECREF(buffers);
     return out;

@@ -173,7 +173,8 @@ PyMODINIT_FUNC PyInit__records(void) {
         PyModule_AddObject(m, "LiveKeys", (PyObject *)&LiveKeysType) < 0 ||
         PyModule_AddObject(m, "RecordLoop", (PyObject *)&LoopType) < 0 ||
         PyModule_AddObject(m, "MalformedRecords", MalformedRecords) < 0 ||
-        PyModule_AddStringConstant(m, "SOURCES_DIGEST", SPECGEN_SOURCES_DIGEST) < 0) {
+        PyModule_AddStringConstant(m, "SOURCES_DIGEST", SPECGEN_SOURCES_DIGEST) < 0 ||
+        PyModule_AddIntConstant(m, "NEWEST_WALK_HELD", (long)NEWEST_WALK_HELD) < 0) {
         Py_DECREF(m);
         return NULL;
     }
