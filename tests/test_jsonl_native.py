@@ -322,6 +322,15 @@ def test_object_arrays_check_what_they_are_given() -> None:
     quads = np.array([*range(10_000), *(v * 10_000 + 7 for v in range(10_000))], np.int64)
     (text,) = module.object_arrays((b'{"q":',), (quads,), (None,), np.array([0, len(quads)]))
     assert text == orjson.dumps([{"q": v} for v in quads.tolist()])
+    # every value of the small values' table (-9999 to 9999: their text and length whole,
+    # the sign too) and those beside its ends, in one run and in runs of one row each
+    smalls = np.arange(-10_001, 10_002, dtype=np.int64)
+    (text,) = module.object_arrays((b'{"s":',), (smalls,), (None,), np.array([0, len(smalls)]))
+    assert text == orjson.dumps([{"s": v} for v in smalls.tolist()])
+    singles = module.object_arrays(
+        (b'{"s":',), (smalls,), (None,), np.arange(len(smalls) + 1, dtype=np.int64)
+    )
+    assert singles == [orjson.dumps([{"s": v}]) for v in smalls.tolist()]
     # the digits above the last eight kept while they repeat: values sharing them, of either
     # sign, one after another, and changing them by one
     tops = [1_700_000_001_517, -1_700_000_001_517, 1_700_000_001_518, 1_700_099_999_999]
