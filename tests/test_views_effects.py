@@ -482,6 +482,68 @@ def test_history_of_a_large_dump_with_open_transactions(tmp_path: Path) -> None:
     assert len(native.keys) == len(KEYS) and any(native.deleted_at)
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_history_columns_by_key_in_any_order(seed: int) -> None:
+    """keyed(order) of plain commits and tombstones of 40 keys interleaved (the history grown
+    many times over): each key's commits in the order they took effect, in the keys' given
+    order, every column's values whole (int64 and int32 ends, negative epochs); effect_rows()
+    every row in the order it took effect."""
+    from codegen.native import _records
+
+    rng = np.random.default_rng(seed)
+    n, count = 3000, 40
+    names = [_key(False, f"g{k % 7}", f"t{k}", k) for k in range(count)]
+    key_of = rng.integers(0, count, n)
+    tombstone = rng.random(n) < 0.15
+    int64 = np.iinfo(np.int64)
+    committed = rng.integers(int64.min, int64.max, n, dtype=np.int64, endpoint=True)
+    times = rng.integers(int64.min, int64.max, n, dtype=np.int64, endpoint=True)
+    epochs = rng.choice(np.array([-(1 << 31), -1, 0, 5, (1 << 31) - 1], np.int64), n)
+    offsets = np.arange(100, 100 + n, dtype=np.int64)
+    key = pa.array([names[k] for k in key_of], pa.binary())
+    value = pa.array([b"v"] * n, pa.binary())
+    flags = np.where(tombstone, DECODED | TOMBSTONE, DECODED).astype(np.uint8)
+    history = _records.CommitEffects(history=True)
+    assert history.effect_rows() == b""
+    history.add_records(
+        *_buffers(key), *_buffers(value), flags, np.zeros(n, np.int64), offsets,
+        np.zeros(n, np.int64), committed, times, epochs,
+    )  # fmt: skip
+    assert np.frombuffer(history.effect_rows(), np.int64).tolist() == offsets.tolist()
+    first_rows = np.frombuffer(history.key_rows(0), np.int64)
+    number_of = {int(key_of[row]): k for k, row in enumerate(first_rows.tolist())}
+    number = np.array([number_of[k] for k in key_of.tolist()])  # each row's key number
+    order = rng.permutation(count).astype(np.int64)
+    out = history.keyed(order)
+    keys, bounds, rows, got_times, got_committed, got_epochs, deleted_bounds = (
+        np.frombuffer(b, np.int64).tolist() for b in out[:7]
+    )
+    expected: dict[str, list[Any]] = {name: [] for name in ("keys", "rows", "times", "committed")}
+    expected |= {"epochs": [], "bounds": [0], "deleted": [], "live": [], "last": []}
+    for k in order.tolist():
+        at = np.flatnonzero(number == k)
+        commits = at[~tombstone[at]]
+        if not len(commits):
+            continue
+        expected["keys"].append(k)
+        expected["rows"] += offsets[commits].tolist()
+        expected["times"] += times[commits].tolist()
+        expected["committed"] += committed[commits].tolist()
+        expected["epochs"] += epochs[commits].tolist()
+        expected["bounds"].append(len(expected["rows"]))
+        expected["deleted"].append(offsets[at[tombstone[at] & (at > commits[0])]].tolist())
+        expected["live"].append(int(not tombstone[at[-1]]))
+        expected["last"].append(int(at[-1]))
+    assert len(expected["keys"]) > 30 and any(expected["deleted"])
+    assert (keys, bounds, rows) == (expected["keys"], expected["bounds"], expected["rows"])
+    assert (got_times, got_committed) == (expected["times"], expected["committed"])
+    assert got_epochs == expected["epochs"]
+    assert deleted_bounds == np.cumsum([0] + [len(d) for d in expected["deleted"]]).tolist()
+    assert out[7] == expected["deleted"]
+    assert list(out[8]) == expected["live"]
+    assert np.frombuffer(out[9], np.int64).tolist() == expected["last"]
+
+
 @pytest.mark.parametrize(
     ("order", "message"),
     [

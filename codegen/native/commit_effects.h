@@ -32,7 +32,8 @@
  * seen, so the caller decodes a key's strings once per key, not once per row.
  *
  * Keys are found in a KeyStore (key_store.h, included before this part), the key table
- * superseded_commits.h uses too; each key's entry holds its committed offset.
+ * superseded_commits.h uses too; each key's entry holds its committed offset. The history is
+ * an EffectHistory (effect_history.h, included before this part).
  */
 
 typedef struct {
@@ -87,12 +88,6 @@ typedef struct {
 } Deleted;
 
 typedef struct {
-    int64_t key, row, committed, commit_time; /* key number, record offset, decoded value */
-    int32_t epoch;
-    uint8_t tombstone;
-} HistoryRow;
-
-typedef struct {
     int64_t producer;
     int64_t head, tail; /* the producer's waiting rows (indices in waiting), -1 when none */
     uint8_t used;
@@ -114,8 +109,7 @@ typedef struct {
     int64_t rows; /* rows added */
     int mode;     /* 0 none yet, 1 add_records, 2 add_commit_rows */
     int keep_history;
-    HistoryRow *history; /* the rows that took effect, in the order they did */
-    size_t history_len, history_cap;
+    EffectHistory history; /* the rows that took effect, in the order they did */
 } EffectsObject;
 
 static HOT_INLINE EffectKey *effect_keys(EffectsObject *e) {
@@ -256,13 +250,7 @@ static int effects_keep_value(EffectsObject *e, EffectRow *r, const uint8_t *val
 /* A row of key `key` noted in the history as it takes effect (history mode). */
 static HOT_INLINE int effects_note(EffectsObject *e, int64_t key, int64_t row, int64_t committed,
                                    int64_t commit_time, int32_t epoch, int tombstone) {
-    if (e->history_len == e->history_cap &&
-        grow_array((void **)&e->history, &e->history_cap, e->history_len + 1,
-                   sizeof(HistoryRow)) < 0)
-        return -1;
-    e->history[e->history_len++] =
-        (HistoryRow){key, row, committed, commit_time, epoch, (uint8_t)(tombstone != 0)};
-    return 0;
+    return history_note(&e->history, key, row, committed, commit_time, epoch, tombstone);
 }
 
 /* Row r of key `key` takes effect. */
@@ -851,10 +839,12 @@ static PyObject *Effects_keyed(EffectsObject *e, PyObject *arg) {
     }
     Py_buffer view;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
-    size_t nk = e->store.count, n = e->history_len;
+    const EffectHistory *history = &e->history;
+    size_t nk = e->store.count, n = history->len;
     PyObject *out[KEYED_OUTPUTS] = {NULL};
     PyObject *result = NULL;
     KeyTally *tally = NULL;
+    uint32_t *places = NULL;
     if ((size_t)view.len != nk * sizeof(int64_t)) {
         PyErr_Format(PyExc_ValueError, "keyed(order): give each of the %zu keys' numbers once "
                                        "(int64)", nk);
@@ -876,14 +866,14 @@ static PyObject *Effects_keyed(EffectsObject *e, PyObject *arg) {
     }
     size_t commits = 0, deleted = 0, kept = 0;
     for (size_t i = 0; i < n; i++) {
-        const HistoryRow *h = &e->history[i];
-        KeyTally *t = &tally[h->key];
-        if (h->tombstone)
+        uint32_t key = history->keys[i];
+        KeyTally *t = &tally[key >> 1];
+        if (key & 1)
             t->deleted += t->commits > 0;
         else
             t->commits++;
         t->last = (int64_t)i;
-        t->last_tombstone = h->tombstone;
+        t->last_tombstone = key & 1;
     }
     for (size_t i = 0; i < nk; i++) {
         const KeyTally *t = &tally[order[i]];
@@ -899,6 +889,15 @@ static PyObject *Effects_keyed(EffectsObject *e, PyObject *arg) {
         (Py_ssize_t)((kept + 1) * 8), (Py_ssize_t)(deleted * 8),    (Py_ssize_t)kept,
         (Py_ssize_t)(kept * 8),
     };
+    if (commits >= HISTORY_NO_PLACE) {
+        PyErr_Format(PyExc_ValueError, "keyed(): more than %lu commits",
+                     (unsigned long)HISTORY_NO_PLACE - 1);
+        goto done;
+    }
+    if (!(places = PyMem_Malloc((n ? n : 1) * sizeof(uint32_t)))) {
+        PyErr_NoMemory();
+        goto done;
+    }
     for (int o = 0; o < KEYED_OUTPUTS; o++)
         if (!(out[o] = PyBytes_FromStringAndSize(NULL, sizes[o]))) goto done;
     int64_t *keys = (int64_t *)PyBytes_AS_STRING(out[0]), *bounds = (int64_t *)PyBytes_AS_STRING(out[1]);
@@ -926,19 +925,18 @@ static PyObject *Effects_keyed(EffectsObject *e, PyObject *arg) {
         deleted_bounds[k] = (int64_t)d;
     }
     for (size_t i = 0; i < n; i++) {
-        const HistoryRow *h = &e->history[i];
-        KeyTally *t = &tally[h->key];
-        if (h->tombstone) {
-            /* after the key's first commit (seen 2: one of its commits written) */
-            if (t->seen == 2) deleted_at[t->deleted++] = h->row;
+        uint32_t key = history->keys[i];
+        KeyTally *t = &tally[key >> 1];
+        if (key & 1) {
+            /* after the key's first commit (seen 2: one of its commits placed) */
+            if (t->seen == 2) deleted_at[t->deleted++] = history->rows[i];
+            places[i] = HISTORY_NO_PLACE;
             continue;
         }
-        rows[t->commits] = h->row;
-        times[t->commits] = h->commit_time;
-        committed[t->commits] = h->committed;
-        epochs[t->commits++] = h->epoch;
+        places[i] = (uint32_t)t->commits++;
         t->seen = 2;
     }
+    history_scatter(history, places, rows, times, committed, epochs);
     /* each key's deletions as a list of ints (what lag keeps per key): made here, where a
        slice a key in Python cost 1.3 k instructions */
     PyObject *lists = PyList_New((Py_ssize_t)kept);
@@ -969,6 +967,7 @@ static PyObject *Effects_keyed(EffectsObject *e, PyObject *arg) {
 done:
     for (int o = 0; o < KEYED_OUTPUTS; o++) Py_XDECREF(out[o]);
     PyMem_Free(tally);
+    PyMem_Free(places);
     PyBuffer_Release(&view);
     return result;
 }
@@ -981,11 +980,8 @@ static PyObject *Effects_effect_rows(EffectsObject *e, PyObject *unused) {
                         "CommitEffects: effect_rows() needs CommitEffects(history=True)");
         return NULL;
     }
-    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(e->history_len * 8));
-    if (!out) return NULL;
-    int64_t *row = (int64_t *)PyBytes_AS_STRING(out);
-    for (size_t i = 0; i < e->history_len; i++) row[i] = e->history[i].row;
-    return out;
+    return PyBytes_FromStringAndSize((const char *)e->history.rows,
+                                     (Py_ssize_t)(e->history.len * 8));
 }
 
 /* key_rows(start) -> int64 bytes: the row number each key from number `start` on was first
@@ -1041,7 +1037,7 @@ static void Effects_dealloc(EffectsObject *e) {
     PyMem_Free(e->waiting);
     PyMem_Free(e->deleted);
     PyMem_Free(e->scratch);
-    PyMem_Free(e->history);
+    history_free(&e->history);
     Py_TYPE(e)->tp_free((PyObject *)e);
 }
 

@@ -17,6 +17,8 @@
  * - superseded_commits (superseded_commits.h): the plain offset commits a later one of the
  *   same key supersedes, on the key bytes of the columns;
  * - commit_kind (commit_kinds.h): each row's kind for CommitEffects, from its key and flags;
+ * - EffectHistory (effect_history.h): CommitEffects' history mode's rows that took effect, a
+ *   column each, and their scatter by key;
  * - CommitEffects (commit_effects.h): the committed offsets of a log partition, in one pass;
  * - LiveKeys (live_keys.h): the live records of a coordinator log partition, in one pass;
  * - int16_heads (row_heads.h): the int16 each row of a binary column starts with;
@@ -47,6 +49,7 @@
 #include "key_store.h"
 #include "superseded_commits.h"
 #include "commit_kinds.h"
+#include "effect_history.h"
 #include "commit_effects.h"
 #include "live_keys.h"
 #include "row_heads.h"
