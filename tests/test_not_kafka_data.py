@@ -93,6 +93,36 @@ def test_require_names_the_first_file_that_is_not_kafka_data(tmp_path: Path) -> 
     )
 
 
+def test_require_judges_files_on_the_bytes_not_kafka_reason_reads(tmp_path: Path) -> None:
+    """require_kafka_data reads a file's first 64 KB, and its first 1 MB where those do not
+    start with an entry that frames and checks: its answer is not_kafka_reason's of the first
+    1 MB, for files whose first entry or zeros reach past 64 KB."""
+    first = encode_record_batch([(b"k", b"v" * 100_000)])  # a first batch past 64 KB
+    broken = bytearray(first)
+    broken[-1] ^= 0xFF
+    cases = {
+        "zeros-then-text": b"\0" * 70_000 + BUILD_LOG,  # not Kafka on its first 1 MB
+        "large-first-broken-then-text": bytes(broken) + BUILD_LOG,
+        "large-first": first + BUILD_LOG,  # its first entry checks: Kafka, then damage
+        "large-first-broken-then-batch": bytes(broken) + _batch(2, 1),
+        "small-first-then-text": _batch() + b"\0" * 70_000 + BUILD_LOG,
+        "zeros": b"\0" * 70_000,
+        "exactly-64-kb-of-text": (BUILD_LOG * 100)[: 1 << 16],
+    }
+    assert len(first) > 1 << 16
+    kafka = {"large-first", "large-first-broken-then-batch", "small-first-then-text", "zeros"}
+    for name, data in cases.items():
+        path = tmp_path / f"{name}.log"
+        path.write_bytes(data)
+        reason = not_kafka_reason(data[: 1 << 20], len(data))
+        if reason is None:
+            require_kafka_data([path])
+        else:
+            with pytest.raises(NotKafkaData, match="not a Kafka log segment"):
+                require_kafka_data([path])
+        assert (reason is None) == (name in kafka), name
+
+
 @pytest.fixture
 def scratch(tmp_path: Path) -> Path:
     """A folder of build logs, as a scratch folder given by mistake."""

@@ -34,6 +34,10 @@ _MIN_SIZE: Final = {0: MIN_LEGACY_SIZE, 1: MIN_LEGACY_SIZE + 8, 2: RECORD_BATCH_
 _MAGIC_AT: Final = 16
 _READ: Final = 1 << 20
 """Bytes read to judge a file: its first entry, and the next one's header, nearly always."""
+_FIRST_READ: Final = 1 << 16
+"""Bytes read first: where they hold a first entry that frames and checks, that is the answer
+the :data:`_READ` bytes give (a segment's first batch is mostly a few KB; reading 1 MB of each
+of a dump's segments cost more than judging them)."""
 
 EXPECTED: Final = (
     "a Kafka log segment is back-to-back record batches, each starting with its base offset "
@@ -109,11 +113,26 @@ def not_kafka_reason(data: bytes, file_size: int | None = None) -> str | None:
     return "its first entry frames, but its checksum does not match and nothing follows it"
 
 
+def _starts_as_kafka(data: bytes) -> bool:
+    """Whether ``data`` (a file's first bytes) start with an entry that frames and whose
+    checksum matches: then the file is Kafka data, whatever follows (:func:`not_kafka_reason`
+    reads no further than that entry)."""
+    if not data.strip(b"\0"):
+        return False
+    framed = _frame(data, 0)
+    if isinstance(framed, str):
+        return False
+    magic, size = framed
+    return LOG_OVERHEAD + size <= len(data) and _checksum_ok(data, 0, magic, size)
+
+
 def require_kafka_data(files: Iterable[StoragePath]) -> None:
     """Raise :class:`NotKafkaData` for the first of ``files`` that is not Kafka log data."""
     for path in files:
         with path.open("rb") as f:
-            data = f.read(_READ)
+            data = f.read(_FIRST_READ)
+            if len(data) == _FIRST_READ and not _starts_as_kafka(data):
+                data += f.read(_READ - _FIRST_READ)  # judged on all the bytes it reads
             size = path.stat().st_size
         reason = not_kafka_reason(data, size)
         if reason is not None:
