@@ -889,9 +889,9 @@ static PyObject *Effects_keyed(EffectsObject *e, PyObject *arg) {
         (Py_ssize_t)((kept + 1) * 8), (Py_ssize_t)(deleted * 8),    (Py_ssize_t)kept,
         (Py_ssize_t)(kept * 8),
     };
-    if (commits >= HISTORY_NO_PLACE) {
-        PyErr_Format(PyExc_ValueError, "keyed(): more than %lu commits",
-                     (unsigned long)HISTORY_NO_PLACE - 1);
+    if (commits >= HISTORY_DELETION || deleted >= HISTORY_DELETION - 1) {
+        PyErr_Format(PyExc_ValueError, "keyed(): more than %lu commits or deletions",
+                     (unsigned long)HISTORY_DELETION - 1);
         goto done;
     }
     if (!(places = PyMem_Malloc((n ? n : 1) * sizeof(uint32_t)))) {
@@ -929,14 +929,14 @@ static PyObject *Effects_keyed(EffectsObject *e, PyObject *arg) {
         KeyTally *t = &tally[key >> 1];
         if (key & 1) {
             /* after the key's first commit (seen 2: one of its commits placed) */
-            if (t->seen == 2) deleted_at[t->deleted++] = history->rows[i];
-            places[i] = HISTORY_NO_PLACE;
+            places[i] = t->seen == 2 ? HISTORY_DELETION + (uint32_t)t->deleted++
+                                     : HISTORY_NO_PLACE;
             continue;
         }
         places[i] = (uint32_t)t->commits++;
         t->seen = 2;
     }
-    history_scatter(history, places, rows, times, committed, epochs);
+    history_scatter(history, places, rows, times, committed, epochs, deleted_at);
     /* each key's deletions as a list of ints (what lag keeps per key): made here, where a
        slice a key in Python cost 1.3 k instructions */
     PyObject *lists = PyList_New((Py_ssize_t)kept);

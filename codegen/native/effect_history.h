@@ -9,7 +9,11 @@
  */
 
 #define HISTORY_MAX_KEY (UINT32_MAX >> 1) /* a key number beside its tombstone bit */
-#define HISTORY_NO_PLACE UINT32_MAX      /* a tombstone's place: none in the outputs */
+/* A row's place in keyed()'s outputs: a commit's below HISTORY_DELETION; a tombstone that
+   deleted its key's offset HISTORY_DELETION + its place among the deletions (its record
+   offset only is given), another HISTORY_NO_PLACE. */
+#define HISTORY_DELETION 0x80000000u
+#define HISTORY_NO_PLACE UINT32_MAX
 
 typedef struct {
     uint32_t *keys; /* key number << 1 | tombstone */
@@ -61,19 +65,29 @@ static void history_free(EffectHistory *h) {
     *h = (EffectHistory){0};
 }
 
-/* Each history column scattered to its place (places[i]; HISTORY_NO_PLACE: none). */
+/* Each history column scattered to its place (places[i]); the deletions' record offsets to
+   deleted_at, in the record offsets' pass (read whole there, where a deletion's own read was a
+   line of its own). */
 static void history_scatter(const EffectHistory *h, const uint32_t *restrict places,
                             int64_t *restrict rows, int64_t *restrict commit_times,
-                            int64_t *restrict committed, int64_t *restrict epochs) {
+                            int64_t *restrict committed, int64_t *restrict epochs,
+                            int64_t *restrict deleted_at) {
     size_t n = h->len;
-    const int64_t *from[3] = {h->rows, h->commit_times, h->committed};
-    int64_t *to[3] = {rows, commit_times, committed};
-    for (int c = 0; c < 3; c++) {
+    for (size_t i = 0; i < n; i++) {
+        uint32_t p = places[i];
+        if (p < HISTORY_DELETION)
+            rows[p] = h->rows[i];
+        else if (p != HISTORY_NO_PLACE)
+            deleted_at[p - HISTORY_DELETION] = h->rows[i];
+    }
+    const int64_t *from[2] = {h->commit_times, h->committed};
+    int64_t *to[2] = {commit_times, committed};
+    for (int c = 0; c < 2; c++) {
         const int64_t *restrict src = from[c];
         int64_t *restrict dst = to[c];
         for (size_t i = 0; i < n; i++)
-            if (places[i] != HISTORY_NO_PLACE) dst[places[i]] = src[i];
+            if (places[i] < HISTORY_DELETION) dst[places[i]] = src[i];
     }
     for (size_t i = 0; i < n; i++)
-        if (places[i] != HISTORY_NO_PLACE) epochs[places[i]] = h->epochs[i];
+        if (places[i] < HISTORY_DELETION) epochs[places[i]] = h->epochs[i];
 }
