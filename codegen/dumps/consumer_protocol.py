@@ -46,31 +46,13 @@ class DecodedPayload(Slotted, Generic[_M]):
     """A member's subscription or assignment. ``message`` is None when the bytes did not decode
     (``error``)."""
 
-    __slots__ = ("raw", "version", "message", "read_version", "error", "note")
-
     raw: bytes
     version: int
     message: _M | None
-    read_version: int
+    read_version: int = -1
     """The version the body was read with (differs from ``version`` on a fallback)."""
-    error: str | None
-    note: str | None
-
-    def __init__(
-        self,
-        raw: bytes,
-        version: int,
-        message: _M | None,
-        read_version: int = -1,
-        error: str | None = None,
-        note: str | None = None,
-    ) -> None:
-        self.raw = raw
-        self.version = version
-        self.message = message
-        self.read_version = read_version
-        self.error = error
-        self.note = note
+    error: str | None = None
+    note: str | None = None
 
     @property
     def user_data(self) -> bytes | None:
@@ -79,8 +61,6 @@ class DecodedPayload(Slotted, Generic[_M]):
 
 class DecodedSubscription(DecodedPayload[ConsumerProtocolSubscription]):
     """A member's subscription."""
-
-    __slots__ = ()
 
     @property
     def topics(self) -> list[str]:
@@ -104,8 +84,6 @@ class DecodedSubscription(DecodedPayload[ConsumerProtocolSubscription]):
 class DecodedAssignment(DecodedPayload[ConsumerProtocolAssignment]):
     """A member's assignment."""
 
-    __slots__ = ()
-
     @property
     def partitions(self) -> dict[str, list[int]]:
         if self.message is None:
@@ -116,17 +94,6 @@ class DecodedAssignment(DecodedPayload[ConsumerProtocolAssignment]):
 class ConsumerMember(Slotted):
     """One member of a classic consumer group with its decoded protocol payloads."""
 
-    __slots__ = (
-        "member_id",
-        "group_instance_id",
-        "client_id",
-        "client_host",
-        "rebalance_timeout",
-        "session_timeout",
-        "subscription",
-        "assignment",
-    )
-
     member_id: str
     group_instance_id: str | None
     client_id: str
@@ -135,26 +102,6 @@ class ConsumerMember(Slotted):
     session_timeout: int
     subscription: DecodedSubscription
     assignment: DecodedAssignment
-
-    def __init__(
-        self,
-        member_id: str,
-        group_instance_id: str | None,
-        client_id: str,
-        client_host: str,
-        rebalance_timeout: int,
-        session_timeout: int,
-        subscription: DecodedSubscription,
-        assignment: DecodedAssignment,
-    ) -> None:
-        self.member_id = member_id
-        self.group_instance_id = group_instance_id
-        self.client_id = client_id
-        self.client_host = client_host
-        self.rebalance_timeout = rebalance_timeout
-        self.session_timeout = session_timeout
-        self.subscription = subscription
-        self.assignment = assignment
 
 
 def _version(data: bytes) -> int:

@@ -49,43 +49,15 @@ _HEADER_SPEC_PATH: Final = re.compile(r"([A-Za-z0-9_.-]+)[/\\][^/\\\s]+\.json")
 class RecordType(FrozenSlotted):
     """One coordinator record type: its id, name and key/value classes."""
 
-    __slots__ = (
-        "id",
-        "name",
-        "key_class",
-        "value_class",
-        "key_reader",
-        "value_readers",
-        "newest_flexible",
-    )
-
-    id: Final[int]
-    name: Final[str]
-    key_class: Final[type[KafkaMessage]]
-    value_class: Final[type[KafkaMessage]]
-    key_reader: Final[Reader]
-    value_readers: Final[Mapping[int, Reader]]
-    newest_flexible: Final[int | None]
+    id: int
+    name: str
+    key_class: type[KafkaMessage]
+    value_class: type[KafkaMessage]
+    key_reader: Reader
+    value_readers: Mapping[int, Reader]
+    newest_flexible: int | None
     """The newest value version when the value spec is flexible there (so a newer version can
     be read with it), else None."""
-
-    def __init__(
-        self,
-        id: int,
-        name: str,
-        key_class: type[KafkaMessage],
-        value_class: type[KafkaMessage],
-        key_reader: Reader,
-        value_readers: Mapping[int, Reader],
-        newest_flexible: int | None,
-    ) -> None:
-        self.id = id
-        self.name = name
-        self.key_class = key_class
-        self.value_class = value_class
-        self.key_reader = key_reader
-        self.value_readers = value_readers
-        self.newest_flexible = newest_flexible
 
     def value_reader(self, version: int) -> tuple[Reader | None, bool]:
         """The reader for a value version and whether it is a newer-than-spec fallback."""

@@ -40,16 +40,9 @@ KIND_CONTROL: Final = "control"
 class EndTxnMarker(Slotted):
     """The value of a COMMIT/ABORT control record."""
 
-    __slots__ = ("committed", "coordinator_epoch", "version")
-
     committed: bool
     coordinator_epoch: int
-    version: int
-
-    def __init__(self, committed: bool, coordinator_epoch: int, version: int = 0) -> None:
-        self.committed = committed
-        self.coordinator_epoch = coordinator_epoch
-        self.version = version
+    version: int = 0
 
     @property
     def name(self) -> str:
@@ -59,19 +52,11 @@ class EndTxnMarker(Slotted):
 class MetadataFrame(FrozenSlotted):
     """The frame header in front of a metadata record body."""
 
-    __slots__ = ("frame_version", "api_key", "version", "type_name")
-
-    frame_version: Final[int]
-    api_key: Final[int]
-    version: Final[int]
-    type_name: Final[str]
+    frame_version: int
+    api_key: int
+    version: int
+    type_name: str
     """``MetadataRecordType`` enum name (``TOPIC_RECORD``), or "" for an unknown apiKey."""
-
-    def __init__(self, frame_version: int, api_key: int, version: int, type_name: str) -> None:
-        self.frame_version = frame_version
-        self.api_key = api_key
-        self.version = version
-        self.type_name = type_name
 
 
 @dataclass(slots=True)
@@ -130,14 +115,8 @@ class DecodedRecord:
 class DecodedBatch(Slotted):
     """A batch and its decoded records (control records included, as ``control`` records)."""
 
-    __slots__ = ("batch", "records")
-
     batch: RecordBatch
     records: list[DecodedRecord]
-
-    def __init__(self, batch: RecordBatch, records: list[DecodedRecord]) -> None:
-        self.batch = batch
-        self.records = records
 
 
 def control_record(row: RawRecord) -> DecodedRecord:

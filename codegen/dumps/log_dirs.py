@@ -286,16 +286,9 @@ def _base(f: StoragePath) -> int | None:
 class RowSource(FrozenSlotted):
     """Where the rows of one file come from: its topic, partition and path."""
 
-    __slots__ = ("topic", "partition", "file")
-
-    topic: Final[str | None]
-    partition: Final[int | None]
-    file: Final[str]
-
-    def __init__(self, topic: str | None, partition: int | None, file: str) -> None:
-        self.topic = topic
-        self.partition = partition
-        self.file = file
+    topic: str | None
+    partition: int | None
+    file: str
 
     @classmethod
     def of(cls, path: StoragePath, topic: str | None) -> RowSource:

@@ -218,14 +218,8 @@ def user_record_json(rec: UserRecord) -> dict[str, Any]:
 class BatchPlace(FrozenSlotted):
     """Where a log batch is: what an error record's output line says of its batch."""
 
-    __slots__ = ("file", "position")
-
-    file: Final[str]
-    position: Final[int]
-
-    def __init__(self, file: str, position: int) -> None:
-        self.file = file
-        self.position = position
+    file: str
+    position: int
 
 
 Damage = list[tuple[DecodedRecord, RecordBatch | BatchPlace] | SegmentError]

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Final
 
 from codegen.dumps.storage import StoragePath
-from codegen.slotted import FrozenSlotted, Slotted
+from codegen.slotted import FrozenSlotted, Slotted, field
 
 __all__ = [
     "FILE_SUFFIXES",
@@ -66,18 +66,10 @@ def _id_and_rest(text: str) -> tuple[str, str] | None:
 class RemotePartition(FrozenSlotted):
     """One partition's folder of remote segments."""
 
-    __slots__ = ("topic", "partition", "topic_id", "folder")
-
-    topic: Final[str]
-    partition: Final[int]
-    topic_id: Final[str]
-    folder: Final[StoragePath]
-
-    def __init__(self, topic: str, partition: int, topic_id: str, folder: StoragePath) -> None:
-        self.topic = topic
-        self.partition = partition
-        self.topic_id = topic_id
-        self.folder = folder
+    topic: str
+    partition: int
+    topic_id: str
+    folder: StoragePath
 
     @property
     def label(self) -> str:
@@ -111,25 +103,11 @@ def remote_file_name(name: str) -> tuple[int, str, str] | None:
 class RemoteSegment(Slotted):
     """The files of one remote segment copy found in its partition's folder."""
 
-    __slots__ = ("partition", "base_offset", "segment_id", "files")
-
     partition: RemotePartition
     base_offset: int
     segment_id: str
-    files: dict[str, StoragePath]
+    files: dict[str, StoragePath] = field(default_factory=dict)
     """suffix -> path"""
-
-    def __init__(
-        self,
-        partition: RemotePartition,
-        base_offset: int,
-        segment_id: str,
-        files: dict[str, StoragePath] | None = None,
-    ) -> None:
-        self.partition = partition
-        self.base_offset = base_offset
-        self.segment_id = segment_id
-        self.files = {} if files is None else files
 
     @property
     def missing(self) -> list[str]:

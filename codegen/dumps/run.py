@@ -77,56 +77,19 @@ WRITE_SIZE: Final = 1 << 20
 class Counts(Slotted):
     """What was read, and the errors echoed on stderr as they are found."""
 
-    __slots__ = (
-        "quiet",
-        "files",
-        "batches",
-        "records",
-        "errors",
-        "unknown",
-        "newer",
-        "segment_errors",
-        "overlapped",
-        "batch",
-    )
-
     quiet: bool
-    files: int
-    batches: int
-    records: int
-    errors: int
-    unknown: int
-    newer: int
-    segment_errors: int
-    overlapped: int
+    files: int = 0
+    batches: int = 0
+    records: int = 0
+    errors: int = 0
+    unknown: int = 0
+    newer: int = 0
+    segment_errors: int = 0
+    overlapped: int = 0
     """Batches of a remote segment at or past the next segment's base offset: the next
     segment (or the local log) holds those offsets, and is read for them."""
-    batch: RecordBatch | BatchPlace | None
+    batch: RecordBatch | BatchPlace | None = None
     """The batch the records being counted belong to (for their error lines)."""
-
-    def __init__(
-        self,
-        quiet: bool,
-        files: int = 0,
-        batches: int = 0,
-        records: int = 0,
-        errors: int = 0,
-        unknown: int = 0,
-        newer: int = 0,
-        segment_errors: int = 0,
-        overlapped: int = 0,
-        batch: RecordBatch | BatchPlace | None = None,
-    ) -> None:
-        self.quiet = quiet
-        self.files = files
-        self.batches = batches
-        self.records = records
-        self.errors = errors
-        self.unknown = unknown
-        self.newer = newer
-        self.segment_errors = segment_errors
-        self.overlapped = overlapped
-        self.batch = batch
 
     @property
     def damaged(self) -> bool:

@@ -17,7 +17,7 @@ from codegen.dumps.model import SegmentError
 from codegen.dumps.segments import segment_file_info, segment_files
 from codegen.dumps.storage import StoragePath
 from codegen.forensics.inputs import LogDirs
-from codegen.slotted import Slotted
+from codegen.slotted import Slotted, field
 
 __all__ = ["CONFIG_RESOURCE_TYPES", "ClusterMetadata", "cluster_metadata", "metadata_files"]
 
@@ -38,56 +38,22 @@ CONFIG_RESOURCE_TYPES: Final = {
 class ClusterMetadata(Slotted):
     """What the cluster's metadata log says at its end."""
 
-    __slots__ = (
-        "source",
-        "mode",
-        "topics",
-        "partitions",
-        "metadata_version",
-        "features",
-        "configs",
-        "record_kinds",
-        "source_file",
-    )
-
     source: str
-    mode: str
-    topics: dict[str, str]
+    mode: str = "KRaft"
+    topics: dict[str, str] = field(default_factory=dict)
     """Topic id -> name."""
-    partitions: dict[str, set[int]]
+    partitions: dict[str, set[int]] = field(default_factory=dict)
     """Topic id -> its partitions."""
-    metadata_version: int | None
-    features: dict[str, int]
+    metadata_version: int | None = None
+    features: dict[str, int] = field(default_factory=dict)
     """Finalized features other than metadata.version (level 0 = not finalized, left out)."""
-    configs: dict[tuple[int, str], set[str]]
+    configs: dict[tuple[int, str], set[str]] = field(default_factory=dict)
     """(resource type, resource name) -> the names of its live dynamic configs."""
-    record_kinds: dict[tuple[int, int], tuple[str, int, str]]
+    record_kinds: dict[tuple[int, int], tuple[str, int, str]] = field(default_factory=dict)
     """(api key, version) -> (file, offset, name) of its first record, in the order a broker
     loads them: the latest snapshot, then the log after it."""
-    source_file: str
+    source_file: str = ""
     """The file being read (set while replaying)."""
-
-    def __init__(
-        self,
-        source: str,
-        mode: str = "KRaft",
-        topics: dict[str, str] | None = None,
-        partitions: dict[str, set[int]] | None = None,
-        metadata_version: int | None = None,
-        features: dict[str, int] | None = None,
-        configs: dict[tuple[int, str], set[str]] | None = None,
-        record_kinds: dict[tuple[int, int], tuple[str, int, str]] | None = None,
-        source_file: str = "",
-    ) -> None:
-        self.source = source
-        self.mode = mode
-        self.topics = {} if topics is None else topics
-        self.partitions = {} if partitions is None else partitions
-        self.metadata_version = metadata_version
-        self.features = {} if features is None else features
-        self.configs = {} if configs is None else configs
-        self.record_kinds = {} if record_kinds is None else record_kinds
-        self.source_file = source_file
 
     @property
     def partition_counts(self) -> dict[str, int]:

@@ -43,15 +43,6 @@ COMMIT_FIELDS: Final = (
 
 
 class Commit(Slotted):
-    __slots__ = (
-        "record_offset",
-        "commit_timestamp",
-        "offset",
-        "leader_epoch",
-        "log_end_offset",
-        "lag",
-    )
-
     record_offset: int
     """Offset of the commit's record in ``__consumer_offsets``."""
     commit_timestamp: int
@@ -59,22 +50,6 @@ class Commit(Slotted):
     leader_epoch: int
     log_end_offset: int | None
     lag: int | None
-
-    def __init__(
-        self,
-        record_offset: int,
-        commit_timestamp: int,
-        offset: int,
-        leader_epoch: int,
-        log_end_offset: int | None,
-        lag: int | None,
-    ) -> None:
-        self.record_offset = record_offset
-        self.commit_timestamp = commit_timestamp
-        self.offset = offset
-        self.leader_epoch = leader_epoch
-        self.log_end_offset = log_end_offset
-        self.lag = lag
 
     def to_json(self) -> dict[str, Any]:
         return dict(
@@ -97,18 +72,6 @@ class CommitColumns(Slotted):
     """Commits as numpy columns, oldest first: rows ``start:stop`` of arrays that may hold
     other partitions' commits too (one ``__consumer_offsets`` partition's, by key)."""
 
-    __slots__ = (
-        "record_offset",
-        "commit_timestamp",
-        "offset",
-        "leader_epoch",
-        "log_end_offset",
-        "lag",
-        "known",
-        "start",
-        "stop",
-    )
-
     record_offset: np.ndarray
     commit_timestamp: np.ndarray
     offset: np.ndarray
@@ -120,28 +83,6 @@ class CommitColumns(Slotted):
     """Whether the log end offset (and so the lag) at the commit's time is known."""
     start: int
     stop: int
-
-    def __init__(
-        self,
-        record_offset: np.ndarray,
-        commit_timestamp: np.ndarray,
-        offset: np.ndarray,
-        leader_epoch: np.ndarray,
-        log_end_offset: np.ndarray,
-        lag: np.ndarray,
-        known: np.ndarray,
-        start: int,
-        stop: int,
-    ) -> None:
-        self.record_offset = record_offset
-        self.commit_timestamp = commit_timestamp
-        self.offset = offset
-        self.leader_epoch = leader_epoch
-        self.log_end_offset = log_end_offset
-        self.lag = lag
-        self.known = known
-        self.start = start
-        self.stop = stop
 
     def __len__(self) -> int:
         return self.stop - self.start
@@ -189,53 +130,19 @@ class KeyedCommits(FrozenSlotted):
     partition), as columns: the keys sorted, each key's commits in the order they took effect.
     Keys whose records are all tombstones are left out."""
 
-    __slots__ = (
-        "keys",
-        "bounds",
-        "record_offset",
-        "commit_timestamp",
-        "offset",
-        "leader_epoch",
-        "deleted_at",
-        "live",
-        "last_rows",
-    )
-
-    keys: Final[list[tuple[str, str, int]]]
-    bounds: Final[np.ndarray]
+    keys: list[tuple[str, str, int]]
+    bounds: np.ndarray
     """The commits of ``keys[k]`` are rows ``bounds[k]:bounds[k + 1]`` of the columns."""
-    record_offset: Final[np.ndarray]
-    commit_timestamp: Final[np.ndarray]
-    offset: Final[np.ndarray]
-    leader_epoch: Final[np.ndarray]
-    deleted_at: Final[list[list[int]]]
+    record_offset: np.ndarray
+    commit_timestamp: np.ndarray
+    offset: np.ndarray
+    leader_epoch: np.ndarray
+    deleted_at: list[list[int]]
     """Per key, the record offsets of the tombstones after its first commit."""
-    live: Final[list[bool]]
+    live: list[bool]
     """Per key, whether its last record is a commit (not a tombstone)."""
-    last_rows: Final[np.ndarray]
+    last_rows: np.ndarray
     """Per key, the row of its last record in the history table read."""
-
-    def __init__(
-        self,
-        keys: list[tuple[str, str, int]],
-        bounds: np.ndarray,
-        record_offset: np.ndarray,
-        commit_timestamp: np.ndarray,
-        offset: np.ndarray,
-        leader_epoch: np.ndarray,
-        deleted_at: list[list[int]],
-        live: list[bool],
-        last_rows: np.ndarray,
-    ) -> None:
-        self.keys = keys
-        self.bounds = bounds
-        self.record_offset = record_offset
-        self.commit_timestamp = commit_timestamp
-        self.offset = offset
-        self.leader_epoch = leader_epoch
-        self.deleted_at = deleted_at
-        self.live = live
-        self.last_rows = last_rows
 
     @classmethod
     def empty(cls) -> KeyedCommits:

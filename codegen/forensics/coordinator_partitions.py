@@ -35,8 +35,6 @@ __all__ = [
 class LiveRecord(Slotted):
     """A record still live after compaction."""
 
-    __slots__ = ("partition", "offset", "record_type", "name", "value_version", "group")
-
     partition: int
     offset: int
     record_type: int
@@ -46,22 +44,6 @@ class LiveRecord(Slotted):
     value_version: int
     group: str | None
     """The group (or, in ``__transaction_state``, the transactional id) the record is of."""
-
-    def __init__(
-        self,
-        partition: int,
-        offset: int,
-        record_type: int,
-        name: str,
-        value_version: int,
-        group: str | None,
-    ) -> None:
-        self.partition = partition
-        self.offset = offset
-        self.record_type = record_type
-        self.name = name
-        self.value_version = value_version
-        self.group = group
 
 
 class LiveRecords(CompactedView):

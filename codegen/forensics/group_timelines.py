@@ -26,30 +26,12 @@ OFFSET_DELETED: Final = "offset-deleted"
 
 
 class GroupEvent(Slotted):
-    __slots__ = ("partition", "offset", "timestamp", "group", "kind", "detail")
-
     partition: int
     offset: int
     timestamp: int
     group: str
     kind: str
     detail: dict[str, Any]
-
-    def __init__(
-        self,
-        partition: int,
-        offset: int,
-        timestamp: int,
-        group: str,
-        kind: str,
-        detail: dict[str, Any],
-    ) -> None:
-        self.partition = partition
-        self.offset = offset
-        self.timestamp = timestamp
-        self.group = group
-        self.kind = kind
-        self.detail = detail
 
     def to_json(self) -> dict[str, Any]:
         """The event as a group's timeline lists it (its group and partition are the

@@ -68,7 +68,7 @@ from codegen.forensics.group_timelines import OFFSET_DELETED, GroupEvent, Timeli
 from codegen.forensics.inputs import LogDirs, as_log_dirs, resolve_cut
 from codegen.forensics.shares import SharePartitionState, share_states
 from codegen.gc_pause import gc_paused
-from codegen.slotted import Slotted
+from codegen.slotted import Slotted, field
 
 __all__ = [
     "AsOf",
@@ -408,22 +408,6 @@ def assignor_inventory(view: GroupsView, g: GroupState) -> AssignorInventory:
 class GroupReport(Slotted):
     """One group at the as-of point, with its timeline up to there."""
 
-    __slots__ = (
-        "group",
-        "partition",
-        "type",
-        "state",
-        "protocol_type",
-        "protocol",
-        "generation",
-        "epoch",
-        "members",
-        "inventory",
-        "committed_offsets",
-        "timelines",
-        "share_partitions",
-    )
-
     group: str
     partition: int
     type: str | None
@@ -436,41 +420,11 @@ class GroupReport(Slotted):
     members: list[dict[str, Any]]
     inventory: AssignorInventory | None
     committed_offsets: int
-    timelines: Timelines | None
+    timelines: Timelines | None = None
     """The timelines of the group's partition, the group's among them (:attr:`events`)."""
-    share_partitions: list[SharePartitionState]
+    share_partitions: list[SharePartitionState] = field(default_factory=list)
     """A share group's partitions from ``__share_group_state`` (start offset, epochs,
     in-flight batches), when the input holds it."""
-
-    def __init__(
-        self,
-        group: str,
-        partition: int,
-        type: str | None,
-        state: str,
-        protocol_type: str | None,
-        protocol: str | None,
-        generation: int | None,
-        epoch: int | None,
-        members: list[dict[str, Any]],
-        inventory: AssignorInventory | None,
-        committed_offsets: int,
-        timelines: Timelines | None = None,
-        share_partitions: list[SharePartitionState] | None = None,
-    ) -> None:
-        self.group = group
-        self.partition = partition
-        self.type = type
-        self.state = state
-        self.protocol_type = protocol_type
-        self.protocol = protocol
-        self.generation = generation
-        self.epoch = epoch
-        self.members = members
-        self.inventory = inventory
-        self.committed_offsets = committed_offsets
-        self.timelines = timelines
-        self.share_partitions = [] if share_partitions is None else share_partitions
 
     @property
     def events(self) -> list[GroupEvent]:

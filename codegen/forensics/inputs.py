@@ -60,7 +60,7 @@ from codegen.dumps.views.log_ends import (
     steps_of,
 )
 from codegen.errors import BadInputError
-from codegen.slotted import FrozenSlotted, Slotted
+from codegen.slotted import FrozenSlotted, Slotted, field
 
 __all__ = [
     "NO_CUT",
@@ -90,21 +90,11 @@ class InputError(BadInputError, ValueError):
 class PartitionFolder(FrozenSlotted):
     """One replica of a partition: its folder, and the broker image it was found in."""
 
-    __slots__ = ("topic", "partition", "folder", "image")
-
-    topic: Final[str]
-    partition: Final[int]
-    folder: Final[StoragePath]
-    image: Final[StoragePath | None]
+    topic: str
+    partition: int
+    folder: StoragePath
+    image: StoragePath | None
     """The log dir given (or the folder above a partition folder given), None for a file."""
-
-    def __init__(
-        self, topic: str, partition: int, folder: StoragePath, image: StoragePath | None
-    ) -> None:
-        self.topic = topic
-        self.partition = partition
-        self.folder = folder
-        self.image = image
 
     def logs(self) -> list[StoragePath]:
         return [f for f in segment_files(self.folder) if f.suffix == ".log"]
@@ -152,39 +142,19 @@ def _partition_of(folder: StoragePath) -> tuple[str, int] | None:
 class LogDirs(Slotted):
     """The partition folders, segment files and offset checkpoints of the paths given."""
 
-    __slots__ = ("given", "images", "replicas", "neighbours", "files", "checkpoints", "other")
-
     given: list[StoragePath]
-    images: list[StoragePath]
+    images: list[StoragePath] = field(default_factory=list)
     """Folders holding partition folders (the log dirs given, or above a partition folder)."""
-    replicas: dict[tuple[str, int], list[PartitionFolder]]
+    replicas: dict[tuple[str, int], list[PartitionFolder]] = field(default_factory=dict)
     """(topic, partition) -> its replicas among the paths given."""
-    neighbours: dict[tuple[str, int], list[PartitionFolder]]
+    neighbours: dict[tuple[str, int], list[PartitionFolder]] = field(default_factory=dict)
     """Partition folders next to a partition folder given: read for log ends only."""
-    files: list[StoragePath]
+    files: list[StoragePath] = field(default_factory=list)
     """Segment files given outside any partition folder."""
-    checkpoints: dict[tuple[str, int], list[tuple[int, StoragePath]]]
+    checkpoints: dict[tuple[str, int], list[tuple[int, StoragePath]]] = field(default_factory=dict)
     """(topic, partition) -> (high watermark, checkpoint file) per image holding one."""
-    other: list[StoragePath]
+    other: list[StoragePath] = field(default_factory=list)
     """What the paths held that is none of the above (for error messages)."""
-
-    def __init__(
-        self,
-        given: list[StoragePath],
-        images: list[StoragePath] | None = None,
-        replicas: dict[tuple[str, int], list[PartitionFolder]] | None = None,
-        neighbours: dict[tuple[str, int], list[PartitionFolder]] | None = None,
-        files: list[StoragePath] | None = None,
-        checkpoints: dict[tuple[str, int], list[tuple[int, StoragePath]]] | None = None,
-        other: list[StoragePath] | None = None,
-    ) -> None:
-        self.given = given
-        self.images = [] if images is None else images
-        self.replicas = {} if replicas is None else replicas
-        self.neighbours = {} if neighbours is None else neighbours
-        self.files = [] if files is None else files
-        self.checkpoints = {} if checkpoints is None else checkpoints
-        self.other = [] if other is None else other
 
     def topics(self) -> list[str]:
         return sorted({t for t, _ in self.replicas})
@@ -344,17 +314,10 @@ class Cut(FrozenSlotted):
     """``--as-of`` resolved for every partition read: ``__consumer_offsets`` by its own cut (an
     offset is one of its offsets), every other partition by a time, ``now``."""
 
-    __slots__ = ("consumer_offsets", "others", "now")
-
-    consumer_offsets: Final[AsOf | None]
-    others: Final[AsOf | None]
-    now: Final[int | None]
+    consumer_offsets: AsOf | None
+    others: AsOf | None
+    now: int | None
     """The moment of the cut (epoch ms); None without a cut."""
-
-    def __init__(self, consumer_offsets: AsOf | None, others: AsOf | None, now: int | None) -> None:
-        self.consumer_offsets = consumer_offsets
-        self.others = others
-        self.now = now
 
     def of(self, topic: str) -> AsOf | None:
         return self.consumer_offsets if topic == CONSUMER_OFFSETS else self.others
@@ -437,8 +400,6 @@ def replica_at(
 
 class LogEnd(Slotted):
     """A partition's log end over time, and where it was read."""
-
-    __slots__ = ("times", "ends", "source", "where", "history")
 
     times: Final[npt.NDArray[np.int64]]
     """Running maxima of batch timestamps (sorted, for bisection); int64, as given."""

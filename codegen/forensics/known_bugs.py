@@ -35,39 +35,21 @@ import re
 from collections.abc import Iterable
 from typing import Any, Final
 
-from codegen.slotted import FrozenSlotted, Slotted
+from codegen.slotted import FrozenSlotted, Slotted, field
 
 __all__ = ["KNOWN_BUGS", "KnownBug", "ReplayFailure", "name_bug", "replay_failure"]
 
 
 class KnownBug(FrozenSlotted):
-    __slots__ = ("issue", "title", "signature", "first", "fixed", "advice")
-
-    issue: Final[str]
-    title: Final[str]
-    signature: Final[str]
+    issue: str
+    title: str
+    signature: str
     """A regular expression over the exception text Kafka throws."""
-    first: Final[tuple[int, ...]]
+    first: tuple[int, ...]
     """The first release with the bug (its new group coordinator)."""
-    fixed: Final[tuple[tuple[int, ...], ...]]
+    fixed: tuple[tuple[int, ...], ...] = ()
     """The releases that fixed it, one per line (4.2.1 fixes 4.2, 4.3.0 the rest)."""
-    advice: Final[str]
-
-    def __init__(
-        self,
-        issue: str,
-        title: str,
-        signature: str,
-        first: tuple[int, ...],
-        fixed: tuple[tuple[int, ...], ...] = (),
-        advice: str = "",
-    ) -> None:
-        self.issue = issue
-        self.title = title
-        self.signature = signature
-        self.first = first
-        self.fixed = fixed
-        self.advice = advice
+    advice: str = ""
 
     def affects(self, version: tuple[int, ...]) -> bool:
         if version < self.first:
@@ -139,50 +121,24 @@ def name_bug(exception: str, version: tuple[int, ...]) -> KnownBug | None:
 class ReplayFailure(FrozenSlotted):
     """The record the release's shard refuses."""
 
-    __slots__ = ("offset", "group", "name", "tombstone", "error", "bug")
-
-    offset: Final[int]
-    group: Final[str]
-    name: Final[str]
+    offset: int
+    group: str
+    name: str
     """The record's name (``ConsumerGroupMemberMetadata``)."""
-    tombstone: Final[bool]
-    error: Final[str]
+    tombstone: bool
+    error: str
     """The exception Kafka throws."""
-    bug: Final[KnownBug | None]
-
-    def __init__(
-        self, offset: int, group: str, name: str, tombstone: bool, error: str, bug: KnownBug | None
-    ) -> None:
-        self.offset = offset
-        self.group = group
-        self.name = name
-        self.tombstone = tombstone
-        self.error = error
-        self.bug = bug
+    bug: KnownBug | None
 
 
 class _Group(Slotted):
-    __slots__ = ("type", "members", "target", "assignment_epoch")
-
     type: str
     """``classic``, ``simple`` (a classic group offset commits made), ``consumer``,
     ``streams`` or ``share``."""
-    members: dict[str, int]
+    members: dict[str, int] = field(default_factory=dict)
     """Member id -> member epoch (-1 after its assignment's tombstone)."""
-    target: set[str]
-    assignment_epoch: int
-
-    def __init__(
-        self,
-        type: str,
-        members: dict[str, int] | None = None,
-        target: set[str] | None = None,
-        assignment_epoch: int = -1,
-    ) -> None:
-        self.type = type
-        self.members = {} if members is None else members
-        self.target = set() if target is None else target
-        self.assignment_epoch = assignment_epoch
+    target: set[str] = field(default_factory=set)
+    assignment_epoch: int = -1
 
 
 _KINDS: Final = (

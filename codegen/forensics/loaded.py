@@ -21,7 +21,7 @@ from codegen.columnar.decode import Rows
 from codegen.dumps.views.commit_rows import single_array
 from codegen.dumps.views.compaction import flags
 from codegen.dumps.views.effects import binary_buffers, engine_function
-from codegen.slotted import Slotted
+from codegen.slotted import Slotted, field
 
 if TYPE_CHECKING:
     from codegen.dumps.coordinator import CoordinatorDecoder
@@ -38,8 +38,6 @@ _NO_VERSION: Final = -2
 class RecordKind(Slotted):
     """The records of one type and value version (None: tombstones) of a partition."""
 
-    __slots__ = ("record_type", "value_version", "first_offset", "count", "name", "group")
-
     record_type: int
     value_version: int | None
     first_offset: int
@@ -49,51 +47,17 @@ class RecordKind(Slotted):
     group: str | None
     """The group (transactional id) of the first one."""
 
-    def __init__(
-        self,
-        record_type: int,
-        value_version: int | None,
-        first_offset: int,
-        count: int,
-        name: str,
-        group: str | None,
-    ) -> None:
-        self.record_type = record_type
-        self.value_version = value_version
-        self.first_offset = first_offset
-        self.count = count
-        self.name = name
-        self.group = group
-
 
 class LoadedPartition(Slotted):
     """What the loader of one coordinator partition reads, in log order."""
 
-    __slots__ = ("topic", "partition", "records", "first_control_offset", "kinds", "source")
-
     topic: str
     partition: int
-    records: int
-    first_control_offset: int | None
-    kinds: dict[tuple[int, int], RecordKind]
-    source: Callable[[], Iterable[pa.RecordBatch]] | None
+    records: int = 0
+    first_control_offset: int | None = None
+    kinds: dict[tuple[int, int], RecordKind] = field(default_factory=dict)
+    source: Callable[[], Iterable[pa.RecordBatch]] | None = None
     """Reads the partition's rows again (for :meth:`decoded`), when kept."""
-
-    def __init__(
-        self,
-        topic: str,
-        partition: int,
-        records: int = 0,
-        first_control_offset: int | None = None,
-        kinds: dict[tuple[int, int], RecordKind] | None = None,
-        source: Callable[[], Iterable[pa.RecordBatch]] | None = None,
-    ) -> None:
-        self.topic = topic
-        self.partition = partition
-        self.records = records
-        self.first_control_offset = first_control_offset
-        self.kinds = {} if kinds is None else kinds
-        self.source = source
 
     def add(self, rb: pa.RecordBatch, decoder: CoordinatorDecoder) -> None:
         """Count the records of ``kafka-log`` rows of this partition, given in log order."""

@@ -87,68 +87,31 @@ class RecordTypeReads:
 class Outcome(FrozenSlotted):
     """What a loader does with one record."""
 
-    __slots__ = ("action", "error")
-
-    action: Final[str]
+    action: str
     """``read``, ``skip``, ``fail`` or ``read as newest``."""
-    error: Final[str]
+    error: str = ""
     """For ``fail``: the exception Kafka throws, as it logs it."""
-
-    def __init__(self, action: str, error: str = "") -> None:
-        self.action = action
-        self.error = error
 
 
 class Loader(FrozenSlotted):
     """How one coordinator of one release loads a partition of its topic."""
 
-    __slots__ = (
-        "coordinator",
-        "name",
-        "types",
-        "unknown_types",
-        "newer_values",
-        "on_failure",
-        "source",
-        "control_batches_fail",
-    )
-
-    coordinator: Final[str]
+    coordinator: str
     """``group``, ``transaction`` or ``share``."""
-    name: Final[str]
+    name: str
     """Names the code, e.g. ``the old (Scala) group coordinator``."""
-    types: Final[Mapping[int, RecordTypeReads]]
+    types: Mapping[int, RecordTypeReads]
     """The record types it reads, with their value versions."""
-    unknown_types: Final[str]
+    unknown_types: str
     """``skip`` or ``fail``."""
-    newer_values: Final[str]
+    newer_values: str
     """``fail``, ``read as newest`` or ``skip``: a value version outside the known ones."""
-    on_failure: Final[str]
+    on_failure: str
     """``empty``, ``not loaded`` or ``prefix``."""
-    source: Final[str]
+    source: str
     """Where the behaviour is in Kafka's code."""
-    control_batches_fail: Final[bool]
+    control_batches_fail: bool = False
     """3.6's coordinator runtime: "Control batches are not supported yet"."""
-
-    def __init__(
-        self,
-        coordinator: str,
-        name: str,
-        types: Mapping[int, RecordTypeReads],
-        unknown_types: str,
-        newer_values: str,
-        on_failure: str,
-        source: str,
-        control_batches_fail: bool = False,
-    ) -> None:
-        self.coordinator = coordinator
-        self.name = name
-        self.types = types
-        self.unknown_types = unknown_types
-        self.newer_values = newer_values
-        self.on_failure = on_failure
-        self.source = source
-        self.control_batches_fail = control_batches_fail
 
     def read(self, record_type: int, value_version: int | None) -> Outcome:
         """What the loader does with a record (``value_version`` None: a tombstone)."""

@@ -38,7 +38,7 @@ from codegen.forensics.loaders import (
     Loader,
     RecordTypeReads,
 )
-from codegen.slotted import FrozenSlotted
+from codegen.slotted import FrozenSlotted, field
 
 __all__ = [
     "DEFAULT",
@@ -61,37 +61,15 @@ class KRaftSupport(FrozenSlotted):
     """What a KRaft release line supports, from its ``kafka-server-common`` and
     ``kafka-clients`` jars (``MetadataVersion``, the feature enums, ``ConfigResource.Type``)."""
 
-    __slots__ = (
-        "metadata_versions",
-        "highest_metadata_version",
-        "features",
-        "config_resource_types",
-        "source",
-    )
-
-    metadata_versions: Final[dict[int, str]]
+    metadata_versions: dict[int, str]
     """metadata.version feature level -> its name (``19`` -> ``3.7-IV4``)."""
-    highest_metadata_version: Final[int]
+    highest_metadata_version: int
     """The feature level of ``MetadataVersion.LATEST_PRODUCTION``."""
-    features: Final[dict[str, int]]
+    features: dict[str, int]
     """Feature (``group.version``, ``kraft.version``...) -> its latest production level."""
-    config_resource_types: Final[dict[int, str]]
+    config_resource_types: dict[int, str]
     """``ConfigResource.Type`` id -> name."""
-    source: Final[str]
-
-    def __init__(
-        self,
-        metadata_versions: dict[int, str],
-        highest_metadata_version: int,
-        features: dict[str, int],
-        config_resource_types: dict[int, str],
-        source: str,
-    ) -> None:
-        self.metadata_versions = metadata_versions
-        self.highest_metadata_version = highest_metadata_version
-        self.features = features
-        self.config_resource_types = config_resource_types
-        self.source = source
+    source: str
 
     def metadata_version_name(self, level: int) -> str:
         return self.metadata_versions.get(level, f"level {level}")
@@ -105,58 +83,24 @@ NEW: Final = "new"
 class Release(FrozenSlotted):
     """A Kafka release and what its coordinators read and its controllers support."""
 
-    __slots__ = (
-        "line",
-        "record_types",
-        "group_loader",
-        "transaction_loader",
-        "share_types",
-        "kraft",
-        "version",
-        "other_group_loader",
-        "metadata_types",
-    )
-
-    line: Final[str]
-    record_types: Final[dict[int, RecordTypeReads]]
-    group_loader: Final[Loader]
+    line: str
+    record_types: dict[int, RecordTypeReads]
+    group_loader: Loader
     """The group coordinator that loads ``__consumer_offsets`` with the release's defaults."""
-    transaction_loader: Final[Loader]
+    transaction_loader: Loader
     """How its transaction coordinator loads ``__transaction_state``."""
-    share_types: Final[dict[int, RecordTypeReads] | None]
+    share_types: dict[int, RecordTypeReads] | None = None
     """What its share coordinator reads of ``__share_group_state``; None: it has none."""
-    kraft: Final[KRaftSupport | None]
+    kraft: KRaftSupport | None = None
     """None before 3.3: no production KRaft (KIP-833), no metadata.version."""
-    version: Final[str]
+    version: str = ""
     """The release judged: ``3.4.0`` for ``3.4``, ``3.4.1`` for ``3.4.1``."""
-    other_group_loader: Final[Loader | None]
+    other_group_loader: Loader | None = None
     """The group coordinator a configuration switches to, if any: the new one in 3.6-3.9
     (``group.coordinator.new.enable``, or from 3.7 ``group.coordinator.rebalance.protocols``
     including ``consumer``), the old one in 4.0 (``group.coordinator.new.enable=false``)."""
-    metadata_types: Final[dict[int, MetadataRecordReads]]
+    metadata_types: dict[int, MetadataRecordReads] = field(default_factory=dict)
     """What its ``MetadataRecordSerde`` reads of ``__cluster_metadata`` (KRaft lines)."""
-
-    def __init__(
-        self,
-        line: str,
-        record_types: dict[int, RecordTypeReads],
-        group_loader: Loader,
-        transaction_loader: Loader,
-        share_types: dict[int, RecordTypeReads] | None = None,
-        kraft: KRaftSupport | None = None,
-        version: str = "",
-        other_group_loader: Loader | None = None,
-        metadata_types: dict[int, MetadataRecordReads] | None = None,
-    ) -> None:
-        self.line = line
-        self.record_types = record_types
-        self.group_loader = group_loader
-        self.transaction_loader = transaction_loader
-        self.share_types = share_types
-        self.kraft = kraft
-        self.version = version
-        self.other_group_loader = other_group_loader
-        self.metadata_types = {} if metadata_types is None else metadata_types
 
     @property
     def label(self) -> str:
@@ -190,30 +134,17 @@ class Release(FrozenSlotted):
 class MetadataRecordReads(FrozenSlotted):
     """What a KRaft release reads of one ``__cluster_metadata`` record type."""
 
-    __slots__ = ("name", "highest_version", "unreadable")
-
-    name: Final[str]
-    highest_version: Final[int]
-    unreadable: Final[dict[int, str]]
+    name: str
+    highest_version: int
+    unreadable: dict[int, str]
     """Newer versions (up to the newest release's) it cannot read, with the exception it
     throws; a newer version not listed is read as ``highest_version`` (its new fields are
     tagged)."""
 
-    def __init__(self, name: str, highest_version: int, unreadable: dict[int, str]) -> None:
-        self.name = name
-        self.highest_version = highest_version
-        self.unreadable = unreadable
-
 
 class _Step(FrozenSlotted):
-    __slots__ = ("offset_commit_value", "group_metadata_value")
-
-    offset_commit_value: Final[int]
-    group_metadata_value: Final[int]
-
-    def __init__(self, offset_commit_value: int, group_metadata_value: int) -> None:
-        self.offset_commit_value = offset_commit_value
-        self.group_metadata_value = group_metadata_value
+    offset_commit_value: int
+    group_metadata_value: int
 
 
 # Highest value versions the hard-coded coordinators read, per release line, and why.

@@ -23,7 +23,7 @@ from codegen.dumps.coordinator_types import SHARE_GROUP_STATE
 from codegen.dumps.model import SegmentError
 from codegen.dumps.views.cut import AsOf
 from codegen.forensics.inputs import LogDirs
-from codegen.slotted import FrozenSlotted, Slotted
+from codegen.slotted import FrozenSlotted, Slotted, field
 
 if TYPE_CHECKING:
     from codegen.dumps.decoded import DecodedRecord
@@ -43,20 +43,10 @@ _DONE: Final = (2, 4)
 
 
 class InFlightBatch(FrozenSlotted):
-    __slots__ = ("first_offset", "last_offset", "delivery_state", "delivery_count")
-
-    first_offset: Final[int]
-    last_offset: Final[int]
-    delivery_state: Final[int]
-    delivery_count: Final[int]
-
-    def __init__(
-        self, first_offset: int, last_offset: int, delivery_state: int, delivery_count: int
-    ) -> None:
-        self.first_offset = first_offset
-        self.last_offset = last_offset
-        self.delivery_state = delivery_state
-        self.delivery_count = delivery_count
+    first_offset: int
+    last_offset: int
+    delivery_state: int
+    delivery_count: int
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -82,20 +72,6 @@ def in_flight_text(batches: list[InFlightBatch]) -> str:
 class SharePartitionState(Slotted):
     """One share partition of a group at the end of ``__share_group_state``."""
 
-    __slots__ = (
-        "group",
-        "topic_id",
-        "topic",
-        "partition",
-        "start_offset",
-        "state_epoch",
-        "leader_epoch",
-        "snapshot_epoch",
-        "in_flight",
-        "record_offset",
-        "delivery_complete_count",
-    )
-
     group: str
     topic_id: str
     topic: str | None
@@ -105,36 +81,10 @@ class SharePartitionState(Slotted):
     state_epoch: int
     leader_epoch: int
     snapshot_epoch: int
-    in_flight: list[InFlightBatch]
-    record_offset: int
-    delivery_complete_count: int
+    in_flight: list[InFlightBatch] = field(default_factory=list)
+    record_offset: int = -1
+    delivery_complete_count: int = -1
     """Records at or after the start offset done with (KIP-1226), -1 when not recorded."""
-
-    def __init__(
-        self,
-        group: str,
-        topic_id: str,
-        topic: str | None,
-        partition: int,
-        start_offset: int,
-        state_epoch: int,
-        leader_epoch: int,
-        snapshot_epoch: int,
-        in_flight: list[InFlightBatch] | None = None,
-        record_offset: int = -1,
-        delivery_complete_count: int = -1,
-    ) -> None:
-        self.group = group
-        self.topic_id = topic_id
-        self.topic = topic
-        self.partition = partition
-        self.start_offset = start_offset
-        self.state_epoch = state_epoch
-        self.leader_epoch = leader_epoch
-        self.snapshot_epoch = snapshot_epoch
-        self.in_flight = [] if in_flight is None else in_flight
-        self.record_offset = record_offset
-        self.delivery_complete_count = delivery_complete_count
 
     @property
     def delivered(self) -> int:

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from codegen.dumps.coordinator import CONSUMER_OFFSETS
 from codegen.naming import camel_case
-from codegen.slotted import Slotted
+from codegen.slotted import Slotted, field
 
 __all__ = [
     "BLOCKED",
@@ -73,30 +73,14 @@ _BLOCKER_NAMES: Final = tuple((f.name, camel_case(f.name)) for f in fields(Block
 class Check(Slotted):
     """One part of the verdict: what was checked, its result, what blocks and what to do."""
 
-    __slots__ = ("name", "status", "summary", "findings", "steps")
-
     name: str
     status: str
     """``passed``, ``blocked``, ``not checked`` or ``partly checked``."""
     summary: str
-    findings: list[str]
+    findings: list[str] = field(default_factory=list)
     """What blocks (a line each)."""
-    steps: list[str]
+    steps: list[str] = field(default_factory=list)
     """What to do, in order."""
-
-    def __init__(
-        self,
-        name: str,
-        status: str,
-        summary: str,
-        findings: list[str] | None = None,
-        steps: list[str] | None = None,
-    ) -> None:
-        self.name = name
-        self.status = status
-        self.summary = summary
-        self.findings = [] if findings is None else findings
-        self.steps = [] if steps is None else steps
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -109,60 +93,23 @@ class Check(Slotted):
 
 
 class DowngradeReport(Slotted):
-    __slots__ = (
-        "target",
-        "live_records",
-        "blockers",
-        "ignored",
-        "segment_errors",
-        "checks",
-        "mode",
-        "inputs",
-        "group_coordinator",
-        "first_failure",
-    )
-
     target: str
     """The release judged against (its line, or the patch release asked for)."""
-    live_records: int
+    live_records: int = 0
     """Live ``__consumer_offsets`` records judged."""
-    blockers: list[Blocker]
+    blockers: list[Blocker] = field(default_factory=list)
     """Records of the coordinator topics that block."""
-    ignored: list[Blocker]
-    segment_errors: list[str]
-    checks: list[Check]
-    mode: str
+    ignored: list[Blocker] = field(default_factory=list)
+    segment_errors: list[str] = field(default_factory=list)
+    checks: list[Check] = field(default_factory=list)
+    mode: str = "unknown"
     """``KRaft`` (``__cluster_metadata`` or a version 1 ``meta.properties`` in the input),
     ``ZooKeeper`` (a version 0 ``meta.properties``) or ``unknown``."""
-    inputs: list[str]
-    group_coordinator: str
+    inputs: list[str] = field(default_factory=list)
+    group_coordinator: str = ""
     """The group coordinator judged (``the old (Scala) group coordinator ...``)."""
-    first_failure: str | None
+    first_failure: str | None = None
     """What the release fails on first when it starts (metadata, then coordinators)."""
-
-    def __init__(
-        self,
-        target: str,
-        live_records: int = 0,
-        blockers: list[Blocker] | None = None,
-        ignored: list[Blocker] | None = None,
-        segment_errors: list[str] | None = None,
-        checks: list[Check] | None = None,
-        mode: str = "unknown",
-        inputs: list[str] | None = None,
-        group_coordinator: str = "",
-        first_failure: str | None = None,
-    ) -> None:
-        self.target = target
-        self.live_records = live_records
-        self.blockers = [] if blockers is None else blockers
-        self.ignored = [] if ignored is None else ignored
-        self.segment_errors = [] if segment_errors is None else segment_errors
-        self.checks = [] if checks is None else checks
-        self.mode = mode
-        self.inputs = [] if inputs is None else inputs
-        self.group_coordinator = group_coordinator
-        self.first_failure = first_failure
 
     @property
     def blocked(self) -> bool:

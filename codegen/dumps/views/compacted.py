@@ -28,7 +28,7 @@ from codegen.dumps.decoded import (
 from codegen.dumps.model import SegmentError
 from codegen.dumps.views.commit_rows import OFFSET_SCHEMA
 from codegen.dumps.views.committed import CommittedOffsets
-from codegen.slotted import Slotted
+from codegen.slotted import Slotted, field
 
 __all__ = ["CommittedOffset", "CompactedView", "GroupMember", "GroupState", "compact"]
 
@@ -40,18 +40,6 @@ _GROUP_KINDS = {
 
 
 class CommittedOffset(Slotted):
-    __slots__ = (
-        "group",
-        "topic",
-        "partition",
-        "offset",
-        "leader_epoch",
-        "metadata",
-        "commit_timestamp",
-        "expire_timestamp",
-        "record_offset",
-    )
-
     group: str
     topic: str
     partition: int
@@ -63,28 +51,6 @@ class CommittedOffset(Slotted):
     record_offset: int
     """Offset of the log record the commit came from."""
 
-    def __init__(
-        self,
-        group: str,
-        topic: str,
-        partition: int,
-        offset: int,
-        leader_epoch: int,
-        metadata: str,
-        commit_timestamp: int,
-        expire_timestamp: int,
-        record_offset: int,
-    ) -> None:
-        self.group = group
-        self.topic = topic
-        self.partition = partition
-        self.offset = offset
-        self.leader_epoch = leader_epoch
-        self.metadata = metadata
-        self.commit_timestamp = commit_timestamp
-        self.expire_timestamp = expire_timestamp
-        self.record_offset = record_offset
-
     @classmethod
     def from_table(cls, table: Any) -> list[CommittedOffset]:
         """The rows of a table of the columnar view
@@ -94,104 +60,33 @@ class CommittedOffset(Slotted):
 
 
 class GroupMember(Slotted):
-    __slots__ = (
-        "member_id",
-        "client_id",
-        "client_host",
-        "instance_id",
-        "rack_id",
-        "assignors",
-        "subscribed_topics",
-        "assignment",
-        "member_epoch",
-    )
-
     member_id: str
-    client_id: str
-    client_host: str
-    instance_id: str | None
-    rack_id: str | None
-    assignors: list[str]
-    subscribed_topics: list[str]
-    assignment: dict[str, list[int]]
+    client_id: str = ""
+    client_host: str = ""
+    instance_id: str | None = None
+    rack_id: str | None = None
+    assignors: list[str] = field(default_factory=list)
+    subscribed_topics: list[str] = field(default_factory=list)
+    assignment: dict[str, list[int]] = field(default_factory=dict)
     """Topic (name for classic groups, topic id for the others) -> partitions; for streams
     groups subtopology -> active task partitions."""
-    member_epoch: int | None
-
-    def __init__(
-        self,
-        member_id: str,
-        client_id: str = "",
-        client_host: str = "",
-        instance_id: str | None = None,
-        rack_id: str | None = None,
-        assignors: list[str] | None = None,
-        subscribed_topics: list[str] | None = None,
-        assignment: dict[str, list[int]] | None = None,
-        member_epoch: int | None = None,
-    ) -> None:
-        self.member_id = member_id
-        self.client_id = client_id
-        self.client_host = client_host
-        self.instance_id = instance_id
-        self.rack_id = rack_id
-        self.assignors = [] if assignors is None else assignors
-        self.subscribed_topics = [] if subscribed_topics is None else subscribed_topics
-        self.assignment = {} if assignment is None else assignment
-        self.member_epoch = member_epoch
+    member_epoch: int | None = None
 
 
 class GroupState(Slotted):
-    __slots__ = (
-        "group",
-        "type",
-        "state",
-        "protocol_type",
-        "protocol",
-        "leader",
-        "generation",
-        "epoch",
-        "members",
-        "record_offset",
-    )
-
     group: str
     type: str
     """``classic``, ``consumer``, ``share`` or ``streams``."""
-    state: str
-    protocol_type: str | None
-    protocol: str | None
-    leader: str | None
-    generation: int | None
+    state: str = "Empty"
+    protocol_type: str | None = None
+    protocol: str | None = None
+    leader: str | None = None
+    generation: int | None = None
     """Generation of a classic group."""
-    epoch: int | None
+    epoch: int | None = None
     """Group epoch of a consumer, share or streams group."""
-    members: dict[str, GroupMember]
-    record_offset: int
-
-    def __init__(
-        self,
-        group: str,
-        type: str,
-        state: str = "Empty",
-        protocol_type: str | None = None,
-        protocol: str | None = None,
-        leader: str | None = None,
-        generation: int | None = None,
-        epoch: int | None = None,
-        members: dict[str, GroupMember] | None = None,
-        record_offset: int = -1,
-    ) -> None:
-        self.group = group
-        self.type = type
-        self.state = state
-        self.protocol_type = protocol_type
-        self.protocol = protocol
-        self.leader = leader
-        self.generation = generation
-        self.epoch = epoch
-        self.members = {} if members is None else members
-        self.record_offset = record_offset
+    members: dict[str, GroupMember] = field(default_factory=dict)
+    record_offset: int = -1
 
 
 def _kind_of(name: str) -> tuple[str, str] | None:

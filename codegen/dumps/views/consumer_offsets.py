@@ -37,7 +37,7 @@ from codegen.dumps.views.effects import (
     PLAIN_COMMIT,
     TRANSACTIONAL_TOMBSTONE,
 )
-from codegen.slotted import Slotted
+from codegen.slotted import Slotted, field
 
 __all__ = ["FileChunk", "apply_chunk", "read_compacted"]
 
@@ -45,36 +45,16 @@ __all__ = ["FileChunk", "apply_chunk", "read_compacted"]
 class FileChunk(Slotted):
     """What one columnar batch of a file held, for the command's counts and progress."""
 
-    __slots__ = ("batches", "records", "position", "segment_errors", "errors", "unknown", "newer")
-
     batches: int
     """Log batches (with records) read."""
     records: int
     position: int
     """Byte position in the file reached."""
-    segment_errors: list[SegmentError]
-    errors: list[tuple[int, DecodedRecord]]
+    segment_errors: list[SegmentError] = field(default_factory=list)
+    errors: list[tuple[int, DecodedRecord]] = field(default_factory=list)
     """Records that did not decode, after their batch's position in the file."""
-    unknown: int
-    newer: int
-
-    def __init__(
-        self,
-        batches: int,
-        records: int,
-        position: int,
-        segment_errors: list[SegmentError] | None = None,
-        errors: list[tuple[int, DecodedRecord]] | None = None,
-        unknown: int = 0,
-        newer: int = 0,
-    ) -> None:
-        self.batches = batches
-        self.records = records
-        self.position = position
-        self.segment_errors = [] if segment_errors is None else segment_errors
-        self.errors = [] if errors is None else errors
-        self.unknown = unknown
-        self.newer = newer
+    unknown: int = 0
+    newer: int = 0
 
 
 def read_compacted(

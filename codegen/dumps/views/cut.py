@@ -8,8 +8,6 @@ file that could not be read are kept (reported): where they lie in time is unkno
 
 from __future__ import annotations
 
-from typing import Final
-
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
@@ -25,14 +23,8 @@ class AsOf(FrozenSlotted):
     """Up to and including a log offset (a batch whose base offset is at most it), and/or a
     time (a batch whose newest timestamp, in epoch ms, is at most it)."""
 
-    __slots__ = ("offset", "timestamp_ms")
-
-    offset: Final[int | None]
-    timestamp_ms: Final[int | None]
-
-    def __init__(self, offset: int | None = None, timestamp_ms: int | None = None) -> None:
-        self.offset = offset
-        self.timestamp_ms = timestamp_ms
+    offset: int | None = None
+    timestamp_ms: int | None = None
 
     def excludes(self, base_offset: int, max_timestamp: int) -> bool:
         """Whether the batch with this header is past the cut."""

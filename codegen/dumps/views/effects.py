@@ -327,58 +327,21 @@ class KeyedHistory(FrozenSlotted):
     the commits of ``keys[k]`` (a key number) are rows ``bounds[k]:bounds[k + 1]`` of the
     columns, in the order they took effect."""
 
-    __slots__ = (
-        "keys",
-        "bounds",
-        "record_offset",
-        "commit_timestamp",
-        "offset",
-        "leader_epoch",
-        "deleted_bounds",
-        "deleted",
-        "live",
-        "last",
-    )
-
-    keys: Final[npt.NDArray[np.int64]]
+    keys: npt.NDArray[np.int64]
     """The numbers of the keys with a commit, in the order asked."""
-    bounds: Final[npt.NDArray[np.int64]]
-    record_offset: Final[npt.NDArray[np.int64]]
-    commit_timestamp: Final[npt.NDArray[np.int64]]
-    offset: Final[npt.NDArray[np.int64]]
-    leader_epoch: Final[npt.NDArray[np.int64]]
-    deleted_bounds: Final[npt.NDArray[np.int64]]
-    deleted: Final[list[list[int]]]
+    bounds: npt.NDArray[np.int64]
+    record_offset: npt.NDArray[np.int64]
+    commit_timestamp: npt.NDArray[np.int64]
+    offset: npt.NDArray[np.int64]
+    leader_epoch: npt.NDArray[np.int64]
+    deleted_bounds: npt.NDArray[np.int64]
+    deleted: list[list[int]]
     """The record offsets of the tombstones of ``keys[k]`` after its first commit
     (``deleted_bounds[k]:deleted_bounds[k + 1]`` of them all)."""
-    live: Final[npt.NDArray[np.bool_]]
+    live: npt.NDArray[np.bool_]
     """Whether the key's last row is a commit."""
-    last: Final[npt.NDArray[np.int64]]
+    last: npt.NDArray[np.int64]
     """The place of the key's last row among all rows that took effect, in that order."""
-
-    def __init__(
-        self,
-        keys: npt.NDArray[np.int64],
-        bounds: npt.NDArray[np.int64],
-        record_offset: npt.NDArray[np.int64],
-        commit_timestamp: npt.NDArray[np.int64],
-        offset: npt.NDArray[np.int64],
-        leader_epoch: npt.NDArray[np.int64],
-        deleted_bounds: npt.NDArray[np.int64],
-        deleted: list[list[int]],
-        live: npt.NDArray[np.bool_],
-        last: npt.NDArray[np.int64],
-    ) -> None:
-        self.keys = keys
-        self.bounds = bounds
-        self.record_offset = record_offset
-        self.commit_timestamp = commit_timestamp
-        self.offset = offset
-        self.leader_epoch = leader_epoch
-        self.deleted_bounds = deleted_bounds
-        self.deleted = deleted
-        self.live = live
-        self.last = last
 
 
 class RecordHistory:
