@@ -15,13 +15,8 @@
 #define INT64_TEXT_MAX 20
 
 /* The four digits of each number below 10000, one after another (n's at 4 * n), filled when
-   the module loads (digit_quads). A 4-byte read from n's last `width` digits on ends at
-   4 * n + 8 - width: at most 4 * 10^width + 4 - width, inside the table. */
+   the module loads (digit_quads). */
 static char DIGIT_QUADS[4 * 10000];
-
-/* The digits of each number below 10000 without leading zeros (1 to 4), filled with
-   DIGIT_QUADS. */
-static unsigned char DIGIT_WIDTH[10000];
 
 /* The values whose text SMALL_TEXT holds: -SMALL_MAX to SMALL_MAX. */
 #define SMALL_MAX 9999
@@ -30,7 +25,7 @@ static unsigned char DIGIT_WIDTH[10000];
    up to four digits) from the first byte, its length in the last. A small value (a leader
    epoch, -1 at random among small ones; most offsets and lags) is one 8-byte copy and its
    length, its sign without a branch (the branch on a leader epoch's sign mispredicted a third
-   of the rows). Filled with DIGIT_QUADS. */
+   of the rows); a block's first digits (quad_text) the same. Filled with DIGIT_QUADS. */
 static char SMALL_TEXT[2 * SMALL_MAX + 1][8];
 
 static void small_texts(void) {
@@ -53,18 +48,15 @@ static void digit_quads(void) {
         DIGIT_QUADS[4 * n + 1] = (char)('0' + n / 100 % 10);
         DIGIT_QUADS[4 * n + 2] = (char)('0' + n / 10 % 10);
         DIGIT_QUADS[4 * n + 3] = (char)('0' + n % 10);
-        DIGIT_WIDTH[n] = (unsigned char)(1 + (n >= 10) + (n >= 100) + (n >= 1000));
     }
 }
 
-/* u (below 10000) in decimal at o, no leading zero; returns the end. Its width read from
-   DIGIT_WIDTH (one load where three comparisons took some seven instructions), its digits
-   the last `width` of its quad: one 4-byte copy, the bytes past the end left for the next
-   write. */
+/* u (below 10000) in decimal at o, no leading zero; returns the end. Its text and length
+   from SMALL_TEXT: one 8-byte copy (the bytes past the end left for the next write), where
+   a width table, then the last `width` digits of its quad, took two loads in a row. */
 static HOT_INLINE char *quad_text(char *o, unsigned u) {
-    const unsigned width = DIGIT_WIDTH[u];
-    memcpy(o, DIGIT_QUADS + 4 * u + 4 - width, 4);
-    return o + width;
+    memcpy(o, SMALL_TEXT[SMALL_MAX + u], 8);
+    return o + SMALL_TEXT[SMALL_MAX + u][7];
 }
 
 /* u (below 10000) as four digits at o, leading zeros kept. */
@@ -89,9 +81,10 @@ static HOT_INLINE char *octet_digits(char *o, unsigned u) {
 /* v in decimal at o (room for INT64_TEXT_MAX characters there); returns the end. Blocks of
    up to eight digits from the left, each of one or two quads from the table: what the number's
    size costs (a small offset or lag one quad, a millisecond timestamp's 13 digits four), no
-   division chain over all its digits. At most INT64_TEXT_MAX bytes are written: a copy past
-   the end is at most the 3 bytes of the last quad's, and a 19-digit number's first block has 3
-   digits (below 2^63 + 1). */
+   division chain over all its digits. At most INT64_TEXT_MAX bytes are written: the first
+   block's text is copied as 8 bytes (at most 9 with the sign; the digits after it overwrite
+   what is past its end), and a 19-digit number's first block has 3 digits (below 2^63 + 1):
+   its last digit ends 20 bytes in with the sign. */
 static HOT_INLINE char *int64_text(char *o, long long v) {
     unsigned long long u = (unsigned long long)v;
     if (v < 0) {
