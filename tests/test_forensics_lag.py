@@ -9,7 +9,7 @@ import shutil
 import struct
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -35,6 +35,7 @@ from codegen.forensics.inputs import LogEnd, LogEnds, discover, replica_rows
 from codegen.forensics.lag import GroupLag, PartitionLag, lag_reports
 from codegen.forensics.lag_command import lag_command
 from codegen.forensics.lag_json import commits_json
+from codegen.slotted import SlottedBase
 from generated.offset_commit_key import OffsetCommitKey
 from generated.offset_commit_value import OffsetCommitValue
 from spark_udfs.synth import write_consumer_offsets
@@ -43,6 +44,13 @@ ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "tests" / "data" / "forensics" / "aibulb"
 T0 = 1_700_000_000_000
 S = 1000
+
+_Record = TypeVar("_Record", bound=SlottedBase)
+
+
+def _replace(record: _Record, **changes: Any) -> _Record:
+    """A copy of ``record`` with ``changes`` (``dataclasses.replace`` for a slotted class)."""
+    return type(record)(**{**{n: getattr(record, n) for n in record._fields}, **changes})
 
 
 def commit_record(group: str, topic: str, partition: int, offset: int | None, at: int) -> Any:
@@ -296,7 +304,6 @@ def test_lag_lines_of_odd_values_are_orjson_s(log_folder: Path) -> None:
     integers at the 64-bit edges; a value it does not print (a lone surrogate, an integer past
     64 bits) leaves that group's line to the reference, the others'
     still its own; share partitions' text is put in as given."""
-    import dataclasses
 
     import orjson
 
@@ -318,7 +325,7 @@ def test_lag_lines_of_odd_values_are_orjson_s(log_folder: Path) -> None:
     for i, text in enumerate(odd):
         g = reports[i % len(reports)]
         parts = [
-            dataclasses.replace(
+            _replace(
                 p,
                 group=text if text is not None else p.group,
                 topic=text,
@@ -332,7 +339,7 @@ def test_lag_lines_of_odd_values_are_orjson_s(log_folder: Path) -> None:
         ]
         groups.append(GroupLag(text or "g", text, parts, -(2**63), g.share_partitions))
     refused = [
-        GroupLag("big", None, [dataclasses.replace(reports[1].partitions[0], lag=2**64)], 5),
+        GroupLag("big", None, [_replace(reports[1].partitions[0], lag=2**64)], 5),
     ]
     every = [*groups, *refused, *reports]
     lines = lag_json.group_lines(every)
@@ -355,7 +362,7 @@ def test_lag_lines_of_odd_values_are_orjson_s(log_folder: Path) -> None:
             every, shares, lag_json._COMMIT_PREFIXES, columns, masks, bounds
         )
         assert natively[len(groups) : len(groups) + len(refused)] == [None] * len(refused)
-        lone = [dataclasses.replace(reports[0], group="lone \ud800")]  # the reference fails too
+        lone = [_replace(reports[0], group="lone \ud800")]  # the reference fails too
         columns, masks, bounds = lag_json._commit_rows(lone[0].partitions)
         again = printer.lag_lines(lone, [None], lag_json._COMMIT_PREFIXES, columns, masks, bounds)
         assert again == [None]
@@ -371,7 +378,6 @@ def test_lag_lines_keep_repeated_texts_apart(log_folder: Path) -> None:
     equal strings made apart, strings of one hash slot, texts too long to keep, escapes; a
     str subclass leaves its group to the reference; partitions of another type are read by
     name, one without a member raises."""
-    import dataclasses
 
     import orjson
 
@@ -399,7 +405,7 @@ def test_lag_lines_keep_repeated_texts_apart(log_folder: Path) -> None:
     reasons = [shared, shared, "".join(["no commits", " in the window"]), shared, long, long]
     reasons += ['a "why"\n' * 3] * 2 + [shared] * 2
     parts = [
-        dataclasses.replace(
+        _replace(
             base,
             group="".join(["g", str(i % 2)]),
             topic=t,
@@ -414,17 +420,16 @@ def test_lag_lines_keep_repeated_texts_apart(log_folder: Path) -> None:
         GroupLag("g", "OK", parts[len(parts) // 2 :], 1),
     ]
 
-    @dataclasses.dataclass(slots=True)
     class Other(PartitionLag):
         extra: int = 0
 
     class Text(str):
         pass
 
-    other = [Other(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)})]
+    other = [Other(**{n: getattr(base, n) for n in PartitionLag._fields})]
     odd = [
         GroupLag("o", None, [*other, base], 2),
-        GroupLag("s", None, [dataclasses.replace(base, topic=Text("t-1"))], 3),
+        GroupLag("s", None, [_replace(base, topic=Text("t-1"))], 3),
     ]
     every = [*groups, *odd]
     columns, masks, bounds = lag_json._commit_rows([p for g in every for p in g.partitions])
@@ -1195,13 +1200,14 @@ def test_partition_objects_are_the_dataclass_s() -> None:
     from codegen.native import _records
 
     assert not hasattr(PartitionLag, "__post_init__")
-    names = tuple(p for p in PartitionLag.__init__.__code__.co_varnames[1:14])
-    assert names == lag_module._PARTITION_FIELDS
     columns = KeyedCommits.empty()
     rows = [
         ("g", "t", 0, columns, 0, 3, [5], True, 10, "segments: x", 2, "OK", "fine"),
         ("g", "é", 1 << 70, None, 3, 3, [], False, None, None, None, None, ""),
     ]
+    PartitionLag(*rows[0])  # the class's __init__ is compiled at its first object
+    names = tuple(p for p in PartitionLag.__init__.__code__.co_varnames[1:14])
+    assert names == lag_module._PARTITION_FIELDS
     made = _records.slot_objects(
         PartitionLag, lag_module._PARTITION_FIELDS, tuple(zip(*rows, strict=True))
     )

@@ -31,7 +31,6 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Final
 
@@ -75,6 +74,7 @@ from codegen.forensics.inputs import (
 )
 from codegen.forensics.shares import SharePartitionState, share_states
 from codegen.gc_pause import gc_paused
+from codegen.slotted import Slotted, field
 
 __all__ = [
     "GroupLag",
@@ -92,8 +92,7 @@ __all__ = [
 ]
 
 
-@dataclass(slots=True)
-class PartitionLag:
+class PartitionLag(Slotted):
     group: str
     topic: str
     partition: int
@@ -160,8 +159,7 @@ class PartitionLag:
         return {**self.summary_json(), "commits": commits}
 
 
-@dataclass(slots=True)
-class SharePartitionLag:
+class SharePartitionLag(Slotted):
     """A share group's partition: lag = log end offset - start offset - records past the start
     offset already delivered (no status: a share group commits no offsets, its members
     acknowledge records)."""
@@ -185,8 +183,7 @@ class SharePartitionLag:
         }
 
 
-@dataclass(slots=True)
-class GroupLag:
+class GroupLag(Slotted):
     group: str
     status: str | None
     partitions: list[PartitionLag]
@@ -496,7 +493,7 @@ def partition_lags(
     )
 
 
-_PARTITION_FIELDS: Final = tuple(f.name for f in fields(PartitionLag))
+_PARTITION_FIELDS: Final = PartitionLag._fields
 
 
 def _partition_objects(values: tuple[Sequence[Any], ...]) -> list[PartitionLag]:
