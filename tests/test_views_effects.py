@@ -482,6 +482,23 @@ def test_history_of_a_large_dump_with_open_transactions(tmp_path: Path) -> None:
     assert len(native.keys) == len(KEYS) and any(native.deleted_at)
 
 
+def test_histories_one_after_another_equal_the_sorts(tmp_path: Path) -> None:
+    """Histories made one after another, as lag's partitions are (each starts at the capacity
+    the last one freed reached): a long one, a short one (well under that capacity), a longer
+    one (grown past it); each against the sorts."""
+    rng = random.Random(5)
+    for count in (3000, 40, 7000):
+        steps = [
+            ("commit", rng.randrange(len(KEYS)), rng.random() < 0.2, 3, n, None, False)
+            for n in range(count)
+        ]
+        path = tmp_path / str(count) / "__consumer_offsets-0" / "00000000000000000000.log"
+        write_log(path, steps)
+        native, pure = _keyed_both(_decoded(path, 512))
+        _assert_same_keyed(native, pure)
+        assert int(native.bounds[-1]) > 0
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_history_columns_by_key_in_any_order(seed: int) -> None:
     """keyed(order) of plain commits and tombstones of 40 keys interleaved (the history grown
