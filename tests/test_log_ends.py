@@ -100,6 +100,14 @@ def summary(end: LogEnd | None) -> object:
     return (end.times.tolist(), end.ends.tolist(), end.source, end.where, end.history)
 
 
+class _BytesReader(SegmentReader):
+    """A segment read as bytes, as a remote one is (not mapped)."""
+
+    @contextmanager
+    def opened(self) -> Iterator[bytes]:
+        yield Path(str(self.name)).read_bytes()
+
+
 @pytest.mark.parametrize("cut", [None, AsOf(timestamp_ms=T0 + 150_000)])
 def test_log_ends_by_the_native_pass_are_the_reference(
     tmp_path: Path, cut: AsOf | None, monkeypatch: pytest.MonkeyPatch
@@ -177,17 +185,12 @@ def test_batch_ends_in_several_calls(
         calls.append(len(buffers))
         return module.batch_header_ends(buffers, *checks)  # type: ignore[attr-defined]
 
-    class Remote(SegmentReader):
-        @contextmanager
-        def opened(self) -> Iterator[bytes]:
-            yield Path(str(self.name)).read_bytes()
-
     monkeypatch.setattr(
         segments, "_native_header_pass", lambda: SimpleNamespace(batch_header_ends=counted)
     )
     if held != "files":  # a call ends past 0 bytes: after each non-empty file
         if remote:  # every file read whole
-            monkeypatch.setattr(header_ends, "SegmentReader", Remote)
+            monkeypatch.setattr(header_ends, "SegmentReader", _BytesReader)
         monkeypatch.setattr(header_ends, "BYTES_PER_CALL", 0)
         sizes = [f.stat().st_size for f in logs]
         ends = [n + 1 for n, size in enumerate(sizes) if size] + [len(logs)]
@@ -303,16 +306,11 @@ def test_newest_times_in_calls_by_what_the_walk_holds(
         calls.append(len(buffers))
         return module.newest_batches(buffers, *checks)  # type: ignore[attr-defined]
 
-    class Remote(SegmentReader):
-        @contextmanager
-        def opened(self) -> Iterator[bytes]:
-            yield Path(str(self.name)).read_bytes()
-
     walk = SimpleNamespace(newest_batches=counted, NEWEST_WALK_HELD=1)
     monkeypatch.setattr(segments, "_native_header_pass", lambda: walk)
     monkeypatch.setattr(header_ends, "BYTES_PER_CALL", 3)  # four bytes end a call
     if remote:
-        monkeypatch.setattr(header_ends, "SegmentReader", Remote)
+        monkeypatch.setattr(header_ends, "SegmentReader", _BytesReader)
     assert header_ends.newest_times(logs) == whole and len(logs) == 11
     assert calls == ([1] * 11 if remote else [4, 4, 3])
 
