@@ -290,6 +290,27 @@ def test_newest_walk_gives_back_a_mapped_file_s_pages(tmp_path: Path) -> None:
     assert kept > 2 * held
 
 
+def test_newest_walk_keeps_a_copy_on_write_map_s_pages(tmp_path: Path) -> None:
+    """A map whose pages may hold the caller's own writes (mmap.ACCESS_COPY) is not given back:
+    a byte written to it before the walk reads the same after it (given back, the page would
+    be read again from the file)."""
+    import mmap
+
+    module = native_pass()
+    held = module.NEWEST_WALK_HELD  # type: ignore[attr-defined]
+    path = tmp_path / "large.log"
+    batches = 3 * held // 10_000
+    write_large(path, batches - 1, batches)  # the newest batch last: the walk passes byte 5,000
+    checks = SegmentReader(b"").header_pass_checks()
+    with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_COPY) as m:
+        m[5_000] ^= 0xFF  # in the first batch's records, which the walk does not check
+        written = m[5_000]
+        walk = module.newest_batches  # type: ignore[attr-defined]
+        newest, whole = (np.frombuffer(b, np.int64).tolist() for b in walk([m], *checks))
+        assert (newest, whole) == ([T0 + 1_000_000], [1])
+        assert m[5_000] == written != path.read_bytes()[5_000]
+
+
 @pytest.mark.parametrize("remote", [False, True])
 def test_newest_times_in_calls_by_what_the_walk_holds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, remote: bool

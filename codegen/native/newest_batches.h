@@ -40,11 +40,12 @@ typedef struct {
 } NewestWalk;
 
 #if defined(__linux__) && defined(MADV_DONTNEED)
-/* Where w's pages are kept from, when its buffer is an mmap.mmap's own (mmap_type's exactly,
-   not a subclass or a view: memory the walk may give back), 0 otherwise: the first page
+/* Where w's pages are kept from, when its buffer is a read-only mmap.mmap's own (mmap_type's
+   exactly, not a subclass or a view: memory the walk may give back; read-only: a copy-on-write
+   map's pages written to would be lost, read again from the file), 0 otherwise: the first page
    boundary of the buffer. */
 static uintptr_t walk_kept(PyObject *data, PyObject *mmap_type, const Py_buffer *buf) {
-    if (!mmap_type || (PyObject *)Py_TYPE(data) != mmap_type) return 0;
+    if (!mmap_type || (PyObject *)Py_TYPE(data) != mmap_type || !buf->readonly) return 0;
     const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     return ((uintptr_t)buf->buf + page - 1) & ~(page - 1);
 }
