@@ -2,8 +2,8 @@
  * key table of the views' one-pass parts (superseded_commits.h, commit_effects.h).
  *
  * Each key is numbered from 0 in the order first seen and has an entry of the caller's size: a
- * KeyEntry (its hash, where its bytes are, their size) and then the caller's fields, all
- * entries in one array, so `(T *)store.entries` is an array of the caller's struct T (whose
+ * KeyEntry (its hash's low half, its bytes' size, where they are) and then the caller's fields,
+ * all entries in one array, so `(T *)store.entries` is an array of the caller's struct T (whose
  * first member is a KeyEntry), starting at a cache line. A key's bytes are copied once, into
  * its entry at inline_at when they are at most inline_cap bytes (the caller's room for them;
  * none unless it sets these after key_store_init), else into an arena. Keys are found by
@@ -23,11 +23,15 @@
 #include <sys/mman.h>
 #endif
 
+/* 16 bytes, so that an entry of one line holds a commit key's bytes beside it: the hash's low
+   half only (its high half is in the key's slot, which the table is grown from). */
 typedef struct {
-    uint64_t hash;
-    size_t at; /* the key's bytes in the arena */
+    uint32_t hash_low;
     int32_t size;
+    uint64_t at; /* the key's bytes in the arena */
 } KeyEntry;
+
+_Static_assert(sizeof(KeyEntry) == 16, "a KeyEntry is 16 bytes");
 
 typedef struct {
     uint64_t *slots;
@@ -232,11 +236,13 @@ static int key_store_grow(KeyStore *s) {
         PyErr_NoMemory();
         return -1;
     }
-    for (size_t k = 0; k < s->count; k++) {
-        uint64_t h = key_store_entry(s, k)->hash;
+    for (size_t old = 0; old <= s->mask; old++) {
+        uint64_t slot = s->slots[old]; /* the hash's high half and the key's number + 1 */
+        if (!slot) continue;
+        uint64_t h = (slot & KEY_STORE_TAG) | key_store_entry(s, (uint32_t)slot - 1)->hash_low;
         size_t at = (size_t)h & (size - 1);
         while (slots[at]) at = (at + 1) & (size - 1);
-        slots[at] = (h & KEY_STORE_TAG) | (uint64_t)(k + 1);
+        slots[at] = slot;
     }
     PyMem_Free(s->slots);
     s->slots = slots;
@@ -333,10 +339,10 @@ static int64_t key_store_add(KeyStore *s, const uint8_t *bytes, int32_t size, ui
     KeyEntry *e = key_store_entry(s, s->count);
     memset(e, 0, s->entry_size);
     if ((size_t)size <= s->inline_cap) {
-        *e = (KeyEntry){h, 0, size};
+        *e = (KeyEntry){(uint32_t)h, size, 0};
         if (size) memcpy((uint8_t *)e + s->inline_at, bytes, (size_t)size);
     } else {
-        *e = (KeyEntry){h, s->arena_len, size};
+        *e = (KeyEntry){(uint32_t)h, size, s->arena_len};
         memcpy(s->arena + s->arena_len, bytes, (size_t)size);
         s->arena_len += (size_t)size;
     }
