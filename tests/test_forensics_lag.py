@@ -29,6 +29,8 @@ from codegen.dumps.views.log_ends import (
 from codegen.dumps.writer import encode_record_batch
 from codegen.forensics import lag as lag_module
 from codegen.forensics.burrow import burrow_status, window_statuses
+from codegen.forensics.burrow import group_status as burrow_group_status
+from codegen.forensics.burrow import group_statuses as burrow_group_statuses
 from codegen.forensics.commits import Commit, KeyedCommits
 from codegen.forensics.groups import AsOf, group_reports
 from codegen.forensics.inputs import LogEnd, LogEnds, discover, replica_rows
@@ -1242,3 +1244,69 @@ def test_slot_objects_refuses_what_it_cannot_make(
 
     with pytest.raises(error, match=message):
         _records.slot_objects(*args)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_data_partitions_numbered_are_the_keys(seed: int) -> None:
+    """The keys' distinct data partitions (by topics numbered and Arrow's encoding, or by a
+    dict where a partition is null or past int32) in the order met, and each key's number
+    among them: the keys' (topic, partition) again, topics and partitions repeated across keys,
+    partitions at the int32 ends and past them, a null topic."""
+    rnd = np.random.default_rng(seed)
+    topics: list[Any] = ["orders", "", "ünï", "orders2", "a" * 40]
+    partitions: list[Any] = [0, 1, 7, -1, 2**31 - 1, -(2**31)]
+    if seed % 4 == 1:
+        partitions.append(2**31)  # past int32: by the dict
+    if seed % 4 == 2:
+        topics.append(None)  # a null topic (its key's log end: none)
+    if seed % 4 == 3:
+        partitions.append(None)  # by the dict
+    n = int(rnd.integers(0, 60))
+    keys = [
+        (topics[int(rnd.integers(len(topics)))], partitions[int(rnd.integers(len(partitions)))])
+        for _ in range(n)
+    ]
+    data, numbers = lag_module._data_partitions([t for t, _ in keys], [p for _, p in keys])
+    assert data == list(dict.fromkeys(keys))
+    assert [data[k] for k in numbers.tolist()] == keys
+    assert all(type(p) is int for _, p in data if p is not None)
+
+
+def test_groups_of_the_reports_are_their_runs() -> None:
+    """The reports by group: each run of a group's keys one GroupLag, its status that
+    group_status gives of its partitions', its share partitions taken."""
+    statuses = [None, "OK", "WARN", "STOP", "STALL", "REWIND"]
+    rnd = np.random.default_rng(3)
+    reports: list[PartitionLag] = []
+    for g in ["", "a", "b", "c", "d", "é"]:
+        for p in range(int(rnd.integers(1, 6))):
+            status = statuses[int(rnd.integers(len(statuses)))]
+            reports.append(PartitionLag(g, "t", p, None, 0, 0, status=status))  # type: ignore[arg-type]
+    shares: dict[str, list[Any]] = {"b": [], "zz": []}
+    got = lag_module._group_lags(reports, [r.group for r in reports], 5, shares)
+    want = [
+        (g, burrow_group_status([p.status for p in ps]), [id(p) for p in ps])
+        for g, ps in ((g, list(ps)) for g, ps in itertools.groupby(reports, key=lambda r: r.group))
+    ]
+    assert [(g.group, g.status, [id(p) for p in g.partitions]) for g in got] == want
+    assert all(g.now == 5 for g in got) and list(shares) == ["zz"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_group_statuses_are_group_status_per_run(seed: int) -> None:
+    """group_statuses of runs of statuses: group_status of each run (ERR over WARN over OK over
+    none; a status none of Burrow's counts as OK)."""
+    rnd = np.random.default_rng(seed)
+    statuses = [None, "OK", "WARN", "STOP", "STALL", "REWIND", "other"]
+    runs = [
+        [statuses[int(rnd.integers(len(statuses)))] for _ in range(int(rnd.integers(1, 5)))]
+        for _ in range(int(rnd.integers(1, 30)))
+    ]
+    flat = [s for run in runs for s in run]
+    starts = np.cumsum([0] + [len(run) for run in runs[:-1]])
+    assert burrow_group_statuses(flat, starts, len(flat)) == [
+        burrow_group_status(run) for run in runs
+    ]
+    assert burrow_group_status(["OK", "other"]) == "OK"
+    assert burrow_group_status([None, "WARN", "STALL"]) == "ERR"
+    assert burrow_group_status([None]) is None and burrow_group_status([]) is None

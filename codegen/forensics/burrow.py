@@ -23,6 +23,7 @@ else ``WARN`` when any is ``WARN``, else ``OK`` (and none when no partition has 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Final
 
@@ -38,6 +39,7 @@ __all__ = [
     "ERROR_STATUSES",
     "burrow_status",
     "group_status",
+    "group_statuses",
     "window_statuses",
 ]
 
@@ -249,10 +251,29 @@ def _fits_twice(times: np.ndarray, now: int) -> bool:
 
 
 def group_status(statuses: Iterable[str | None]) -> str | None:
-    """A group's status from its partitions': ``ERR``, ``WARN``, ``OK`` or none."""
-    seen = {s for s in statuses if s is not None}
-    if not seen:
-        return None
-    if seen & set(ERROR_STATUSES):
-        return "ERR"
-    return "WARN" if "WARN" in seen else "OK"
+    """A group's status from its partitions': ``ERR``, ``WARN``, ``OK`` or none (that of its
+    partitions' of the highest rank, :data:`_RANK`)."""
+    rank: int = max(map(_RANK.get, statuses, itertools.repeat(_OTHER)), default=0)
+    return _BY_RANK[rank]
+
+
+def group_statuses(statuses: Iterable[str | None], starts: np.ndarray, n: int) -> list[str | None]:
+    """:func:`group_status` of each run of the ``n`` partition statuses, the runs starting at
+    ``starts`` (increasing, the first 0): by the runs' highest ranks, where a run's set of
+    statuses and a call a group took some 1 us a group and 50 ns a partition."""
+    ranks = np.fromiter(map(_RANK.get, statuses, itertools.repeat(_OTHER)), np.int8, n)
+    worst: list[str | None] = _BY_RANK_ARRAY.take(np.maximum.reduceat(ranks, starts)).tolist()
+    return worst
+
+
+_OTHER: Final = 1
+"""The rank of a status that is none of Burrow's (counted as OK)."""
+_RANK: Final[dict[str | None, int]] = {
+    None: 0,
+    "OK": _OTHER,
+    "WARN": 2,
+    **dict.fromkeys(ERROR_STATUSES, 3),
+}
+"""A partition status's rank: a group's status is that of the highest (:data:`_BY_RANK`)."""
+_BY_RANK: Final = (None, "OK", "WARN", "ERR")
+_BY_RANK_ARRAY: Final = np.array(_BY_RANK, object)
