@@ -645,6 +645,34 @@ def test_key_order_is_sorted(
 
 
 @pytest.mark.parametrize(
+    "shape",
+    ["dump", "distinct groups and topics", "partitions far apart", "one key", "none"],
+)
+def test_key_order_of_many_keys_is_sorted(shape: str) -> None:
+    """The engine's order of many keys is sorted()'s: lag's shape (1,000 groups of 8 topics
+    and 24 partitions, keys repeated, by counts of ranks), as many groups and topics as keys
+    and partitions over all of int64 (by a merge)."""
+    from codegen.native import _records
+
+    rng = np.random.default_rng(7)
+    n = {"one key": 1, "none": 0}.get(shape, 6000)
+    group, topic = rng.integers(0, 1000, n), rng.integers(0, 8, n)
+    partition = rng.integers(0, 24, n)
+    if shape == "distinct groups and topics":
+        group, topic = rng.permutation(n), rng.permutation(n)
+    if shape == "partitions far apart":
+        partition = rng.integers(-(1 << 63), (1 << 63) - 1, n, endpoint=True)
+    names = ["cg-group-", "classic-group-00", "g\u0100-"]
+    keys = [
+        (f"{names[g % 3]}{g:04d}", f"orders-{t}", int(p))
+        for g, t, p in zip(group.tolist(), topic.tolist(), partition.tolist(), strict=True)
+    ]
+    keys += keys[: n // 10]  # equal keys: in the order given
+    order = np.frombuffer(_records.key_order(keys), np.int64).tolist()
+    assert order == sorted(range(len(keys)), key=keys.__getitem__)
+
+
+@pytest.mark.parametrize(
     "key",
     [
         ("g", None, 0),
