@@ -40,6 +40,7 @@ __all__ = [
     "burrow_status",
     "group_status",
     "group_statuses",
+    "window_judgements",
     "window_statuses",
 ]
 
@@ -99,10 +100,29 @@ def window_statuses(
       move over the window, else WARN;
     - else OK.
     """
+    statuses, reasons = window_judgements(
+        commit_timestamp, offset, lag, known, starts, stops, now, end_now, min_commits
+    )
+    return list(zip(statuses, reasons, strict=True))
+
+
+def window_judgements(
+    commit_timestamp: np.ndarray,
+    offset: np.ndarray,
+    lag: np.ndarray,
+    known: np.ndarray,
+    starts: np.ndarray,
+    stops: np.ndarray,
+    now: int,
+    end_now: Sequence[int | None],
+    min_commits: int = DEFAULT_MIN_COMMITS,
+) -> tuple[list[str | None], list[str]]:
+    """:func:`window_statuses` as two lists, the statuses and the reasons (what lag's reports
+    take: not a tuple a window, transposed again)."""
     # no lag known anywhere (no log end history): no status, rule 1 (counted: numpy's any()
     # of a million bools took some 7.5 M instructions, count_nonzero 0.8 M)
     if not np.count_nonzero(known):
-        return [(None, _NO_LOG_END)] * len(starts)
+        return [None] * len(starts), [_NO_LOG_END] * len(starts)
     engine = effects.engine_function("window_rules")
     if engine is not None and -_INT64 <= now < _INT64 and min_commits < _INT64:
         rules, backs = engine(
@@ -117,13 +137,14 @@ def window_statuses(
         rule, back = _numpy_rules(
             commit_timestamp, offset, lag, known, starts, stops, now, min_commits
         )
-    # each window's fixed status and reason, taken from an object array (by a tuple's
+    # each window's fixed status and reason, taken from object arrays (by a tuple's
     # __getitem__, some 500 instructions a window)
-    out: list[tuple[str | None, str]] = _FIXED_ARRAY.take(rule).tolist()
+    statuses: list[str | None] = _FIXED_STATUSES.take(rule).tolist()
+    reasons: list[str] = _FIXED_REASONS.take(rule).tolist()
     # the reasons with numbers, made for their windows only (exact: Python integers)
     sizes = stops - starts
     for k, size in _at(rule == _INCOMPLETE, sizes):
-        out[k] = (
+        statuses[k], reasons[k] = (
             "OK",
             f"incomplete: {plural(size, 'commit')}, {min_commits} needed before the "
             "partition is judged",
@@ -136,13 +157,22 @@ def window_statuses(
     ):
         end = end_now[k]
         if end is not None and off >= end:
-            out[k] = ("OK", "no commit lately, but the committed offset is at the log end")
+            statuses[k], reasons[k] = (
+                "OK",
+                "no commit lately, but the committed offset is at the log end",
+            )
         else:
             ms, spans = now - ts_new, ts_new - ts_old
-            out[k] = ("STOP", f"no commit for {ms} ms, longer than the window spans ({spans} ms)")
+            statuses[k], reasons[k] = (
+                "STOP",
+                f"no commit for {ms} ms, longer than the window spans ({spans} ms)",
+            )
     for k, off_before, off_back in _at(rule == _REWIND, offset[back - 1], offset[back]):
-        out[k] = ("REWIND", f"the committed offset went back from {off_before} to {off_back}")
-    return out
+        statuses[k], reasons[k] = (
+            "REWIND",
+            f"the committed offset went back from {off_before} to {off_back}",
+        )
+    return statuses, reasons
 
 
 def _numpy_rules(
@@ -228,8 +258,8 @@ _FIXED: Final[tuple[tuple[str | None, str], ...]] = (
     ("OK", "the lag shrinks"),
 )
 """Each rule's status and reason, by the number :func:`window_statuses` gives it."""
-_FIXED_ARRAY: Final = np.empty(len(_FIXED), object)
-_FIXED_ARRAY[:] = _FIXED
+_FIXED_STATUSES: Final = np.array([status for status, _ in _FIXED], object)
+_FIXED_REASONS: Final = np.array([reason for _, reason in _FIXED], object)
 
 _HALF: Final = 1 << 62
 _INT64: Final = 1 << 63

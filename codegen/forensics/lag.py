@@ -55,7 +55,7 @@ from codegen.forensics.burrow import (
     DEFAULT_WINDOW,
     group_status,
     group_statuses,
-    window_statuses,
+    window_judgements,
 )
 from codegen.forensics.commits import (
     Commit,
@@ -435,7 +435,7 @@ def partition_lags(
 ) -> list[PartitionLag]:
     """Each key's lag and status at ``now``: its commits get their log end offset and lag at
     their time from ``ends`` (its data partition's log end, per key), and the last ``window``
-    are judged by :func:`window_statuses` (``min_commits`` at most ``window``). ``steps``
+    are judged by :func:`window_judgements` (``min_commits`` at most ``window``). ``steps``
     holds the log ends given to the engine over a command's calls (a new one without)."""
     if not kc.keys:
         return []
@@ -485,7 +485,7 @@ def _partition_lags(
     at_now = [end_at(e, now) for e in distinct]
     none: list[Any] = [None] * len(numbers)
     ends_now: list[int | None] = _per_key(at_now, numbers) if distinct else none
-    statuses = window_statuses(
+    status_of, reasons = window_judgements(
         kc.commit_timestamp, kc.offset, lag, known, starts, stops, now, ends_now, min_commits
     )
     bounds = kc.bounds.tolist()
@@ -494,8 +494,6 @@ def _partition_lags(
         _per_key([f"{e.source}: {e.where}" for e in distinct], numbers) if distinct else none
     )
     lags_now = _lags_now(at_now, numbers, kc.offset[stops - 1]) if distinct else none
-    status_of, reason_of = zip(*statuses, strict=True)
-    reasons = list(reason_of)
     if any(not e.history for e in distinct):  # some ends from a checkpoint only
         checkpoint_only = np.append([not e.history for e in distinct], False).take(numbers)
         for k in np.flatnonzero(checkpoint_only).tolist():
