@@ -125,6 +125,35 @@ def test_slices_of_segments_in_test_data(path: Path, records_module: ModuleType)
         both(path, start=start)
 
 
+@pytest.mark.parametrize("path", SEGMENTS, ids=lambda p: str(p.relative_to(TEST_DATA)))
+def test_newest_time_of_the_read_is_the_batch_rows(
+    path: Path, records_module: ModuleType, no_fallback: list[int]
+) -> None:
+    """Where the native loop reads every entry itself with its CRC checked, the newest time it
+    gives is what the file's batch rows give (``newest_batch_time``, none below 0); where it
+    leaves an entry (an error, a legacy entry...), without CRC checks and in the pure loop, it
+    gives none."""
+    from codegen.dumps.batch_rows import batch_rows
+    from codegen.dumps.views.cut import newest_batch_time
+
+    given: dict[tuple[bool, bool], int | None] = {}
+    for native in (False, True):
+        for verify_crc in (False, True):
+            newest: list[int | None] = []
+            for _ in record_batches(
+                path, native=native, verify_crc=verify_crc, newest_times=newest
+            ):
+                assert not newest  # given after the last batch
+            (given[native, verify_crc],) = newest
+    left = bool(no_fallback) or any(
+        b.column("_error").null_count < len(b) for b in record_batches(path)
+    )
+    meant = None if left else max(newest_batch_time(batch_rows(path)), -1)
+    assert given == {(False, False): None, (False, True): None, (True, False): None} | {
+        (True, True): meant
+    }
+
+
 def test_real_segments_hold_what_the_tests_need(records_module: ModuleType) -> None:
     """The real segments cover errors, control records and transactions (headers only the
     synthetic ones)."""

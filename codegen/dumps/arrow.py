@@ -120,6 +120,7 @@ def record_batches(
     native: bool | None = None,
     segment_errors: list[SegmentError] | None = None,
     position: int | None = None,
+    newest_times: list[int | None] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The records of a segment or snapshot file (or bytes) as Arrow batches of
     :data:`RECORD_SCHEMA`.
@@ -132,7 +133,10 @@ def record_batches(
     runs the pure loop. ``segment_errors`` receives each stretch that could not be read (its
     row in the batches says less: no size), before the batch holding its row is yielded.
     ``position``: where the bytes read start in their file, for bytes cut from one (default
-    ``start``).
+    ``start``). ``newest_times`` receives, after the last batch, the newest ``maxTimestamp`` of
+    the log batches with records read (-1: none) where the native loop read every entry itself
+    with their CRCs checked, else None: with the default limits, what
+    :func:`codegen.dumps.views.cut.newest_batch_time` gives of the bytes' batch rows.
     """
     if name is None:
         name = "<bytes>" if isinstance(source, bytes) else str(source)
@@ -148,6 +152,7 @@ def record_batches(
         max_batch_size,
         max_batch_records,
         segment_errors,
+        newest_times,
     )
     if native:
         module = _native_module()
@@ -185,10 +190,12 @@ def _native_batches(
     max_size: int,
     max_records: int,
     segment_errors: list[SegmentError] | None,
+    newest_times: list[int | None] | None,
 ) -> Iterator[pa.RecordBatch]:
     builder = module.ColumnBuilder(headers)
     errors: list[tuple[int, str]] = []
     pos, end = 0, len(data)
+    every_entry_native = verify_crc  # the builder's newest time counts checked batches only
     while pos < end:
         # The uncompressed v2 batches in C, up to an entry it leaves here or a full Arrow batch.
         pos = builder.add_entries(
@@ -207,6 +214,7 @@ def _native_batches(
             errors = []
         elif pos < end:
             frame, next_pos = frame_at(data, name, max_size, pos)
+            every_entry_native = False
             error = _native_entry(
                 builder,
                 frame,
@@ -229,6 +237,8 @@ def _native_batches(
                 errors = []
     if builder.rows:
         yield _native_record_batch(builder.finish(), errors)
+    if newest_times is not None:
+        newest_times.append(builder.newest_time if every_entry_native else None)
 
 
 def _native_entry(
@@ -468,6 +478,7 @@ def _pure_batches(
     max_size: int,
     max_records: int,
     segment_errors: list[SegmentError] | None,
+    newest_times: list[int | None] | None,
 ) -> Iterator[pa.RecordBatch]:
     reader = SegmentReader(
         data,
@@ -493,3 +504,5 @@ def _pure_batches(
             cols = _Columns()
     if len(cols):
         yield _record_batch(cols, start)
+    if newest_times is not None:
+        newest_times.append(None)  # the caller reads the headers

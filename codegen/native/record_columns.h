@@ -71,6 +71,9 @@ typedef struct {
     int with_headers;
     Py_ssize_t rows, headers; /* rows; headers in the header children */
     Col cols[N_COLS];
+    /* The newest maxTimestamp of the batches with records add_entries took in, -1 before one:
+       lag's *now* of a file it read whole, without a second walk of its headers. */
+    int64_t newest_time;
 } Columns;
 
 static void mark_save(Columns *C, Mark *m) {
@@ -463,7 +466,7 @@ static Py_ssize_t Columns_nbytes(const Columns *C) {
    or CRC, records that do not decompress or parse, control records the checks refuse: the
    caller reads that one as the pure loop does), before an entry when flush_bytes of column
    data are held, and after the entry that brings the rows to batch_rows; it returns where it
-   stopped. */
+   stopped. It keeps newest_time of the batches with records it takes in. */
 static PyObject *Columns_add_entries(Columns *C, PyObject *const *args, Py_ssize_t nargs) {
     if (!arity_ok(nargs, 9,
                   "add_entries(data, pos, position_base, verify_crc, max_size, max_records, "
@@ -517,6 +520,7 @@ static PyObject *Columns_add_entries(Columns *C, PyObject *const *args, Py_ssize
             mark_restore(C, &m);
             goto done;
         }
+        if (count > 0 && be64(e + 35) > C->newest_time) C->newest_time = be64(e + 35);
         pos += total;
         if (C->rows >= batch_rows) break;
     }
@@ -753,6 +757,10 @@ static PyObject *Columns_get_nbytes(Columns *C, void *closure) {
     return PyLong_FromSsize_t(Columns_nbytes(C));
 }
 
+static PyObject *Columns_get_newest_time(Columns *C, void *closure) {
+    return PyLong_FromLongLong(C->newest_time);
+}
+
 static PyObject *Columns_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     static char *names[] = {"with_headers", NULL};
     int with_headers = 1;
@@ -761,6 +769,7 @@ static PyObject *Columns_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     Columns *C = (Columns *)type->tp_alloc(type, 0);
     if (!C) return NULL;
     C->with_headers = with_headers;
+    C->newest_time = -1;
     Columns_reset(C);
     if (PyErr_Occurred()) {
         Py_DECREF(C);
@@ -796,6 +805,10 @@ static PyMethodDef Columns_methods[] = {
 static PyGetSetDef Columns_getset[] = {
     {"rows", (getter)Columns_get_rows, NULL, "rows added since the last finish()", NULL},
     {"nbytes", (getter)Columns_get_nbytes, NULL, "bytes of column data held", NULL},
+    {"newest_time", (getter)Columns_get_newest_time, NULL,
+     "the newest maxTimestamp of the batches with records add_entries took in (-1: none), "
+     "over every finish()",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
