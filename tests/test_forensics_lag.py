@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
+import random
 import shutil
 import struct
 import subprocess
@@ -615,6 +616,125 @@ def test_now_by_the_native_walk_is_the_reference(
             assert lag_module.newest_segment_time([f]) == r
         assert lag_module.newest_segment_time(files) == max(meant)
     assert lag_module.newest_segment_time([]) == -1
+
+
+def _newest_by_the_read(files: list[Path]) -> tuple[int, list[int | None]]:
+    """*now* of the files as lag finds it of a partition it reads first (each file's newest
+    batch time from its commits' read, the files it leaves walked), and what the read gave."""
+    read: list[int | None] = []
+    lag_module._read_commits(list(files), None, None, read)
+    return lag_module._newest_read(files, read), read
+
+
+def test_now_by_the_commits_read_is_the_reference(tmp_path: Path) -> None:
+    """The newest batch time the commits' read gives of a file it reads whole natively is what
+    the walk gives (:func:`newest_segment_time`); a file with an entry the native loop leaves
+    to the reference (a broken batch, a torn tail, a legacy entry) is walked."""
+    from codegen.dumps.arrow import native_columns_enabled
+
+    cases = _newest_cases(tmp_path / "segments")
+    files = [path for path, _ in cases.values()]
+    given: dict[str, int] = {}
+    for name, (f, _) in cases.items():
+        newest, read = _newest_by_the_read([f])
+        assert newest == lag_module.newest_segment_time([f]), name
+        if read[0] is not None:
+            given[name] = read[0]
+    native = {
+        "empty": -1,
+        "controls-only": T0 + 4,
+        "no-records": T0,
+        "only-empty-batches": -1,
+        "below-zero": -1,
+        "several-newest": T0 + 3,
+    }
+    assert given == (native if native_columns_enabled() else {})
+    assert _newest_by_the_read(files)[0] == lag_module.newest_segment_time(files) == T0 + 8
+
+
+def _mutated(sources: list[bytes], rnd: random.Random) -> bytes:
+    """One to three of ``sources`` end to end, as they are (half the time) or torn, with a byte
+    flipped or overwritten (anywhere, or in the first batch's offset, length and leader epoch,
+    which its CRC does not cover), or with a stretch repeated."""
+    out = bytearray(b"".join(rnd.choice(sources) for _ in range(rnd.randrange(1, 4))))
+    if rnd.randrange(2):
+        return bytes(out)
+    kind = rnd.randrange(5)
+    at = rnd.randrange(len(out))
+    if kind == 0:
+        del out[at:]
+    elif kind == 1:
+        out[at] ^= 1 << rnd.randrange(8)
+    elif kind == 2:
+        out[at] = rnd.randrange(256)
+    elif kind == 3:
+        out[rnd.randrange(16)] ^= 1 << rnd.randrange(8)
+    else:
+        out[at:at] = out[at : at + rnd.randrange(1, 200)]
+    return bytes(out)
+
+
+def test_now_by_the_commits_read_of_broken_segments_is_the_walk_s(tmp_path: Path) -> None:
+    """Over real segments and one of every kind of batch (control, compressed, LogAppendTime,
+    without records), torn, flipped and overwritten at random: the newest time lag takes from
+    the commits' read is the walk's, file by file and of them all."""
+    from codegen.dumps.arrow import native_columns_enabled
+    from codegen.dumps.compression import Codec
+    from codegen.dumps.model import TimestampType
+
+    kinds = tmp_path / "kinds.log"
+    with SegmentWriter(kinds) as w:
+        w.write_batch([(b"k", b"v" * 10)] * 3, timestamp=T0 + 5)
+        w.write_batch([(b"k", b"v" * 40)] * 4, timestamp=T0 + 7, codec=Codec.GZIP)
+        w.write_control(ControlType.COMMIT, timestamp=T0 + 9, producer_id=3, producer_epoch=0)
+        w.write_batch(
+            [(b"k", b"v")],
+            timestamp=T0 + 1,
+            timestamp_type=TimestampType.LOG_APPEND_TIME,
+            log_append_time=T0 + 8,
+        )
+        w.write_batch([], timestamp=T0 + 11)
+        w.write_batch([(b"k", b"v")] * 2, timestamp=T0 + 6)
+    sources = [
+        kinds.read_bytes(),
+        *(f.read_bytes() for f in sorted(REAL.glob("__consumer_*/*.log"))),
+    ]
+    rnd = random.Random(45)
+    files: list[Path] = []
+    given = 0
+    for n in range(240):
+        f = tmp_path / f"{n:03d}.log"
+        f.write_bytes(_mutated(sources, rnd))
+        files.append(f)
+        newest, read = _newest_by_the_read([f])
+        assert newest == lag_module.newest_segment_time([f]), f
+        given += read[0] is not None
+    assert _newest_by_the_read(files)[0] == lag_module.newest_segment_time(files)
+    # the read gives most of the files' times itself (else they are walked, as before)
+    assert given >= 120 if native_columns_enabled() else given == 0
+
+
+def test_lag_walks_every_partition_but_the_first_for_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without --as-of, *now* of the partition read first comes from its read: only the other
+    partitions' headers are walked (all of them without the native loop), and *now* is what
+    the walk of every partition and the data partitions' log ends give."""
+    from codegen.dumps.arrow import native_columns_enabled
+
+    offsets = sorted(REAL.glob("__consumer_offsets-*/*.log"), key=lambda f: len(str(f)))
+    assert [f.parent.name for f in offsets] == ["__consumer_offsets-0", "__consumer_offsets-28"]
+    data_now = lag_module.newest_time(ends=LogEnds(discover([REAL])).data_ends())
+    meant = max(lag_module.newest_segment_time(offsets), data_now)
+    walked: list[Path] = []
+    walk = lag_module.newest_segment_time
+
+    def counted(files: list[Path]) -> int:
+        walked.extend(files)
+        return walk(files)
+
+    monkeypatch.setattr(lag_module, "newest_segment_time", counted)
+    reports = lag_reports(REAL)
+    assert reports and {g.now for g in reports} == {meant}
+    assert sorted(walked) == (offsets[1:] if native_columns_enabled() else offsets)
 
 
 def test_log_ends_follow_batch_times(log_folder: Path) -> None:

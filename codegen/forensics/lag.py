@@ -215,11 +215,15 @@ and filled for four chunks at once cost more than the steps saved (one 1 M-recor
 
 
 def _read_commits(
-    files: list[StoragePath], as_of: AsOf | None, errors: list[SegmentError] | None
+    files: list[StoragePath],
+    as_of: AsOf | None,
+    errors: list[SegmentError] | None,
+    newest: list[int | None] | None = None,
 ) -> KeyedCommits:
     """One log partition's commits by key from the engine's columns: with the native engine, its
     one pass noting each commit as it takes effect (:class:`RecordHistory`); else the pure
-    backend's sorts (``codegen.dumps.views.offsets.history``)."""
+    backend's sorts (``codegen.dumps.views.offsets.history``). ``newest`` receives each file's
+    newest batch time where the read gives it (``record_batches``' ``newest_times``)."""
     commits = RecordHistory() if effects.native_enabled() else CommitHistory()
     for f in files:
         found: list[SegmentError] = []
@@ -229,6 +233,7 @@ def _read_commits(
             headers=False,
             batch_rows=_HISTORY_CHUNKS * commit_views.CHUNK_ROWS,
             segment_errors=found,
+            newest_times=newest,
         ):
             if kept is not None:
                 rb = rb.filter(pa.array(batches_kept(rb, kept)))
@@ -587,8 +592,10 @@ def lag_chunks(
     has been read, so memory holds one partition's history. A group normally lives in one
     partition (its coordinator's); one found in several is listed once per partition.
 
-    The input is checked and *now* found (from the batch headers and the data partitions' log
-    ends) before this returns; the partitions are read as the chunks are taken."""
+    The input is checked before this returns; the partitions are read as the chunks are
+    taken. Without ``as_of``, *now* is the newest time of the batch headers and of the data
+    partitions' log ends: those of the other partitions than the first walked before this
+    returns, the first's given by its read (the first chunk's)."""
     if window < 1:
         raise InputError(f"--window {window}: give at least 1 commit")
     if min_commits < 1:
@@ -603,25 +610,25 @@ def lag_chunks(
     partitions = dump_partitions(dirs)
     cut = resolve_cut(dirs, as_of)
     ends = LogEnds(dirs, cut.others)
-    if cut.now is not None:
-        now = cut.now
-    else:
-        files = [f for _, fs in partitions for f in fs]
-        now = max(newest_segment_time(files), newest_time(ends=ends.data_ends()))
-    shares: dict[str, list[SharePartitionLag]] = {}
-    for state in share_states(dirs, errors, cut.others):
-        if group is not None and state.group != group:
-            continue
-        end = None if state.topic is None else ends.of(state.topic, state.partition)
-        shares.setdefault(state.group, []).append(
-            SharePartitionLag(
-                state,
-                None if end is None else end_at(end, now),
-                None if end is None else f"{end.source}: {end.where}",
-            )
-        )
+    now = cut.now
+    if now is None:
+        # the newest time but the first partition's, which its read gives (_chunks): its
+        # headers are not walked
+        rest = [f for _, fs in partitions[1:] for f in fs]
+        now = max(newest_segment_time(rest), newest_time(ends=ends.data_ends()))
+    states = list(share_states(dirs, errors, cut.others))
+    read_gives_now = cut.now is None and bool(partitions)
     return _chunks(
-        partitions, ends, shares, group, cut.consumer_offsets, now, window, min_commits, errors
+        partitions,
+        ends,
+        states,
+        group,
+        cut.consumer_offsets,
+        now,
+        read_gives_now,
+        window,
+        min_commits,
+        errors,
     )
 
 
@@ -699,19 +706,28 @@ def _group_lags(
 def _chunks(
     partitions: list[tuple[int, list[StoragePath]]],
     ends: LogEnds,
-    shares: dict[str, list[SharePartitionLag]],
+    states: list[SharePartitionState],
     group: str | None,
     as_of: AsOf | None,
     now: int,
+    read_gives_now: bool,
     window: int,
     min_commits: int,
     errors: list[SegmentError] | None,
 ) -> Iterator[list[GroupLag]]:
+    """The chunks of :func:`lag_chunks`; ``read_gives_now``: ``now`` is still to take the
+    newest batch time of the first partition, which its read gives."""
+    shares = {} if read_gives_now else _share_lags(states, group, ends, now)
     found = False
     steps = LogEndIndex()  # the data partitions' log ends indexed once, for every partition
     for _, files in partitions:
         with gc_paused():  # a partition's reports: many small objects, no cycles
-            kc = _selected(_read_commits(files, as_of, errors), group)
+            newest: list[int | None] = []
+            kc = _selected(_read_commits(files, as_of, errors, newest), group)
+            if read_gives_now:
+                now = max(now, _newest_read(files, newest))
+                shares = _share_lags(states, group, ends, now)
+                read_gives_now = False
             chunk: list[GroupLag] = []
             if kc.keys:
                 columns = _key_columns(kc)
@@ -739,6 +755,32 @@ def _chunks(
         )
     if rest:
         yield rest
+
+
+def _newest_read(files: Sequence[StoragePath], newest: Sequence[int | None]) -> int:
+    """:func:`newest_segment_time` of files :func:`_read_commits` read, given what the read gave
+    of each (``newest``; None: walked here)."""
+    walked = newest_segment_time([f for f, t in zip(files, newest, strict=True) if t is None])
+    return max([walked, *(t for t in newest if t is not None)])
+
+
+def _share_lags(
+    states: list[SharePartitionState], group: str | None, ends: LogEnds, now: int
+) -> dict[str, list[SharePartitionLag]]:
+    """The share groups' partitions (only ``group``'s when given) at ``now``, by group."""
+    shares: dict[str, list[SharePartitionLag]] = {}
+    for state in states:
+        if group is not None and state.group != group:
+            continue
+        end = None if state.topic is None else ends.of(state.topic, state.partition)
+        shares.setdefault(state.group, []).append(
+            SharePartitionLag(
+                state,
+                None if end is None else end_at(end, now),
+                None if end is None else f"{end.source}: {end.where}",
+            )
+        )
+    return shares
 
 
 def lag_reports(
