@@ -169,38 +169,38 @@ def test_values_written_over_and_moved_are_each_keys_last(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_keys_in_their_entries_or_apart_and_values_beside_them_or_apart(seed: int) -> None:
-    """A key of up to 136 bytes (after its type) is held in its table entry, a longer one
+    """A key of up to 128 bytes (after its type) is held in its table entry, a longer one
     apart; a plain commit's value is kept beside its key in the entry when both fit in those
-    136 bytes, else in the value arena: keys of 0 (a key of another shape, its type only) to
-    141 bytes, at and around 72 and 136, values of every length copy_short copies its own way
-    (up to 64 bytes) and longer, whose sum with their key's size is 135, 136 and 137, a key's
+    128 bytes, else in the value arena: keys of 0 (a key of another shape, its type only) to
+    133 bytes, at and around 64 and 128, values of every length copy_short copies its own way
+    (up to 64 bytes) and longer, whose sum with their key's size is 127, 128 and 129, a key's
     value moving between the entry and the arena, and enough keys (2,600) that the table's
     entries and slots grow several times."""
     rng = random.Random(seed)
     # keys of another shape (too short, a group's length below -1): their bytes after the
-    # type, 0 to 137
-    keys = [b"\x00\x01"] + [b"\x00\x01\xff\xfe" + bytes(n) for n in (0, 68, 70, 71, 134, 135)]
-    for i in range(2_600):  # sizes after the type 13 + group: 14 to 141, 72, 73, 136, 137 among
-        group = f"g{i}".ljust(rng.choice([1, 21, 27, 28, 59, 60, 123, 124, 128]), "x")
+    # type, 0 to 129
+    keys = [b"\x00\x01"] + [b"\x00\x01\xff\xfe" + bytes(n) for n in (0, 60, 62, 63, 126, 127)]
+    for i in range(2_600):  # sizes after the type 13 + group: 14 to 133, 64, 65, 128, 129 among
+        group = f"g{i}".ljust(rng.choice([1, 21, 27, 28, 51, 52, 115, 116, 120]), "x")
         keys.append(_key(False, group, "topic", i % 4))
-    sizes = [0, 1, 9, 16, 17, 23, 24, 30, 32, 33, 40, 50, 63, 64, 65, 95, 96, 97, 112]
+    sizes = [0, 1, 9, 16, 17, 23, 24, 30, 32, 33, 40, 50, 63, 64, 65, 87, 88, 89, 104]
     _assert_each_keys_last_value(rng, keys, 40_000, sizes)
 
 
 @pytest.mark.parametrize("size", [0, 1, 8, 9, 24, 40, 63, 64, 65])
 def test_values_at_the_end_of_a_chunks_data_are_copied_as_long_as_they_are(size: int) -> None:
-    """A plain commit's value of up to 64 bytes beside a key of up to 72 is copied as 64 bytes
+    """A plain commit's value of up to 64 bytes beside a key of up to 64 is copied as 64 bytes
     where the chunk's value data holds that many from the value's start, else as long as it
     is: rows of values of one size, the last ones within 64 bytes of the data's end (an exact
     bytes object, so that a read past it is the sanitizers' error, as Arrow pads its buffers),
-    of keys of 10, 72 and 73 bytes after their type, each key committed twice (the second
+    of keys of 10, 64 and 65 bytes after their type, each key committed twice (the second
     value written over the first beside the key) in chunks of 1 to 5 rows."""
     from codegen.native import _records
 
     rng = random.Random(size)
-    keys = [_key(False, "g", "t", 0), _key(False, "g".ljust(63, "x"), "t", 1)]
-    keys.append(_key(False, "g".ljust(64, "x"), "t", 2))
-    assert [len(k) - 2 for k in keys] == [10, 72, 73]
+    keys = [_key(False, "g", "t", 0), _key(False, "g".ljust(55, "x"), "t", 1)]
+    keys.append(_key(False, "g".ljust(56, "x"), "t", 2))
+    assert [len(k) - 2 for k in keys] == [10, 64, 65]
     effects = _records.CommitEffects()
     live: dict[bytes, tuple[int, bytes]] = {}
     row = 0

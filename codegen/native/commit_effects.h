@@ -63,14 +63,16 @@ typedef struct {
    a real dump's commits), which in two lines went to the value arena: a copy there, and the
    arena compacted as the values of a key change length (some 30 instructions a row of the
    whole pass, and a line elsewhere). */
-#define EFFECT_KEY_INLINE 136
+#define EFFECT_KEY_INLINE 128
 #define EFFECT_COPY 64 /* the bytes a plain commit's value is copied as, when they fit */
 
 typedef struct {
     KeyEntry key;  /* its entry in the KeyStore */
     int64_t first; /* the row number the key was first seen at */
     EffectRow live;
-    uint8_t bytes[EFFECT_KEY_INLINE]; /* a key of at most this many bytes */
+    /* a key of at most this many bytes, from the second line (the one fetched ahead with the
+       first, as a key's bytes and value are some 60 bytes) */
+    _Alignas(KEY_STORE_LINE) uint8_t bytes[EFFECT_KEY_INLINE];
 } EffectKey;
 
 _Static_assert(sizeof(EffectKey) == 3 * KEY_STORE_LINE, "a key's entry is three cache lines");
