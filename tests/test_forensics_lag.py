@@ -301,6 +301,42 @@ def test_lag_lines_are_the_groups_json(folder: str, log_folder: Path) -> None:
     assert list(lag_json_lines([alone])) == [orjson.dumps(alone.to_json())]
 
 
+@pytest.mark.parametrize("limit", [1, 3, 7, 1 << 16])
+def test_lag_json_batches_are_the_groups_commits_summed(
+    limit: int, log_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The jsonl lines are printed in batches closed where the commits of the groups since the
+    last batch reach the limit (or at the last group): sized from the partitions' starts and
+    stops in bulk, as a sum a group at a time sizes them; groups without partitions included."""
+    import orjson
+
+    from codegen.forensics import lag_command, lag_json
+
+    reports = lag_reports(log_folder)
+    alone = GroupLag("g", None, [], 5, reports[0].share_partitions)
+    every = [alone, *reports, alone, *reports[::-1], alone]
+    expected: list[int] = []  # each batch's groups, by the sum a group at a time
+    count = size = 0
+    for n, g in enumerate(every):
+        count, size = count + 1, size + sum(p.stop - p.start for p in g.partitions)
+        if size >= limit or n == len(every) - 1:
+            expected.append(count)
+            count = size = 0
+    batches: list[int] = []
+
+    def counted(groups: list[GroupLag], *rest: Any) -> list[list[bytes]]:
+        batches.append(len(groups))
+        return lag_json.group_lines(groups, *rest)
+
+    monkeypatch.setattr(lag_command, "_JSON_COMMITS", limit)
+    monkeypatch.setattr(lag_command, "group_lines", counted)
+    lines = list(lag_command.lag_json_lines(every))
+    assert batches == expected
+    assert len(batches) == 1 if limit == 1 << 16 else len(set(batches)) > 1
+    assert lines == [orjson.dumps(g.to_json()) for g in every]
+    assert list(lag_command.lag_json_lines([])) == []
+
+
 def test_lag_lines_of_odd_values_are_orjson_s(log_folder: Path) -> None:
     """Lines the native printer writes whole (lag_lines.h) are orjson's of the group's JSON
     for any string (quotes, backslashes, control characters, non-ASCII), null keys and

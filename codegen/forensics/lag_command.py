@@ -7,12 +7,13 @@ from pathlib import Path
 from typing import Final
 
 import click
+import numpy as np
 
 from codegen.failures import GuardedCommand
 from codegen.forensics.burrow import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW
 from codegen.forensics.inputs import parse_as_of
 from codegen.forensics.lag import GroupLag, lag_chunks
-from codegen.forensics.lag_json import group_lines
+from codegen.forensics.lag_json import group_lines, partition_rows
 from codegen.forensics.output import (
     GROUP_OPTION,
     OUTPUT_OPTION,
@@ -171,13 +172,18 @@ def lag_json_lines(reports: list[GroupLag]) -> Iterator[bytes]:
 def _lag_json_parts(reports: list[GroupLag]) -> Iterator[list[bytes]]:
     """:func:`lag_json_lines`' lines, each in its parts (:meth:`LineOutput.write_parted_lines`
     writes them without joining)."""
-    batch: list[GroupLag] = []
-    size = 0
-    for n, g in enumerate(reports):
-        batch.append(g)
-        size += sum(p.stop - p.start for p in g.partitions)
-        if size >= _JSON_COMMITS or n == len(reports) - 1:
+    partitions = [p for g in reports for p in g.partitions]
+    starts, stops = partition_rows(partitions)
+    # each group's first partition and the commits before it, in bulk: a batch's size with no
+    # step a partition (summed a group at a time, 13 M instructions at 1 M records)
+    firsts = np.cumsum([0, *map(len, [g.partitions for g in reports])])
+    before = np.append(0, np.cumsum(stops - starts))[firsts].tolist()
+    first = firsts.tolist()
+    a = 0
+    for n in range(len(reports)):
+        if before[n + 1] - before[a] >= _JSON_COMMITS or n == len(reports) - 1:
+            b, c = first[a], first[n + 1]
             with gc_paused():  # the lines' parts: many small objects, no cycles
-                lines = group_lines(batch)
+                lines = group_lines(reports[a : n + 1], partitions[b:c], (starts[b:c], stops[b:c]))
             yield from lines
-            batch, size = [], 0
+            a = n + 1

@@ -15,7 +15,20 @@ from codegen.forensics.commits import COMMIT_FIELDS, CommitColumns
 from codegen.forensics.lag import GroupLag, PartitionLag
 from codegen.forensics.output import json_bytes
 
-__all__ = ["commits_json", "group_line", "group_lines", "group_parts"]
+__all__ = ["commits_json", "group_line", "group_lines", "group_parts", "partition_rows"]
+
+PartitionRows = tuple[np.ndarray, np.ndarray]
+"""Partitions' starts and stops in their commit columns, in order (:func:`partition_rows`)."""
+
+
+def partition_rows(partitions: Sequence[PartitionLag]) -> PartitionRows:
+    """The partitions' starts and stops (int64): read once by a caller that batches them
+    (``lag --format jsonl`` sizes its batches by them), then given to :func:`group_lines`."""
+    # comprehensions into np.fromiter: np.fromiter of a map of attrgetter took some 500
+    # instructions a partition more each
+    n = len(partitions)
+    starts = np.fromiter([p.start for p in partitions], np.int64, n)
+    return starts, np.fromiter([p.stop for p in partitions], np.int64, n)
 
 
 def commits_json(partitions: Sequence[PartitionLag]) -> list[bytes]:
@@ -32,13 +45,19 @@ def commits_json(partitions: Sequence[PartitionLag]) -> list[bytes]:
     return texts
 
 
-def group_lines(groups: Sequence[GroupLag]) -> list[list[bytes]]:
+def group_lines(
+    groups: Sequence[GroupLag],
+    partitions: Sequence[PartitionLag] | None = None,
+    rows: PartitionRows | None = None,
+) -> list[list[bytes]]:
     """Each group's line of ``lag --format jsonl`` (:func:`group_line`), in parts: by the
     native printer whole (``lag_lines``, ``codegen/native/lag_lines.h``) where it prints every
     value, else by :func:`group_parts` (the reference; also for what orjson refuses: integers
-    past 64 bits, lone surrogates)."""
+    past 64 bits, lone surrogates). ``partitions`` (the groups', in order) and their ``rows``
+    (:func:`partition_rows`) where the caller has them (read here without)."""
     printer = native_printer()
-    partitions = [p for g in groups for p in g.partitions]
+    if partitions is None:
+        partitions = [p for g in groups for p in g.partitions]
     if printer is None or not partitions:
         return _reference_lines(groups, iter(commits_json(partitions)))
     shares = [
@@ -46,7 +65,7 @@ def group_lines(groups: Sequence[GroupLag]) -> list[list[bytes]]:
         for g in groups
     ]
     lines: list[bytes | None] = printer.lag_lines(
-        list(groups), shares, _COMMIT_PREFIXES, *_commit_rows(partitions)
+        list(groups), shares, _COMMIT_PREFIXES, *_commit_rows(partitions, rows)
     )
     if all(line is not None for line in lines):
         return [[line] for line in lines if line is not None]
@@ -70,17 +89,15 @@ def _reference_lines(groups: Sequence[GroupLag], texts: Iterator[bytes]) -> list
 
 
 def _commit_rows(
-    partitions: Sequence[PartitionLag],
+    partitions: Sequence[PartitionLag], starts_stops: PartitionRows | None = None
 ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray | None, ...], np.ndarray]:
     """The partitions' commits as the printer reads them: int64 columns (:data:`COMMIT_FIELDS`),
-    their masks (null where 0) and each partition's bounds in them."""
-    # the attributes read by comprehensions, the columns compared by identity (np.fromiter of
-    # a map of attrgetter, and a set of the columns' ids, took some 1.9 k instructions a
-    # partition; these some 1.1 k)
+    their masks (null where 0) and each partition's bounds in them; ``starts_stops``: the
+    partitions' (:func:`partition_rows`, read here without)."""
+    # the columns compared by identity (a set of their ids took some 860 instructions a
+    # partition)
     first = partitions[0].columns
-    n = len(partitions)
-    starts = np.fromiter([p.start for p in partitions], np.int64, n)
-    stops = np.fromiter([p.stop for p in partitions], np.int64, n)
+    starts, stops = starts_stops if starts_stops is not None else partition_rows(partitions)
     shared = all(p.columns is first for p in partitions)
     if shared and np.array_equal(starts[1:], stops[:-1]):
         rows = slice(int(starts[0]), int(stops[-1]))
