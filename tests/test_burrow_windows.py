@@ -30,10 +30,21 @@ def _statuses_both(
     monkeypatch: pytest.MonkeyPatch, *args: Any, min_commits: int = 2
 ) -> tuple[list[tuple[str | None, str]], list[tuple[str | None, str]]]:
     by_engine = window_statuses(*args, min_commits=min_commits)
+    _ranks_are_the_statuses(*args, min_commits=min_commits)
     with monkeypatch.context() as m:
         m.setattr(burrow.effects, "engine_function", lambda name: None)
         reference = window_statuses(*args, min_commits=min_commits)
+        _ranks_are_the_statuses(*args, min_commits=min_commits)
     return by_engine, reference
+
+
+def _ranks_are_the_statuses(*args: Any, min_commits: int) -> None:
+    """window_judgements' ranks are its statuses' (ERR over WARN over OK over none), the
+    statuses made a window at a time (OK at the log end, incomplete, REWIND) too."""
+    statuses, _, ranks = burrow.window_judgements(*args, min_commits=min_commits)
+    rank = {None: 0, "OK": 1, "WARN": 2, "STOP": 3, "STALL": 3, "REWIND": 3}
+    assert ranks.dtype == np.int8
+    assert ranks.tolist() == [rank[s] for s in statuses]
 
 
 @pytest.mark.parametrize("seed", range(12))

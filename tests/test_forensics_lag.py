@@ -1428,6 +1428,11 @@ def test_data_partitions_numbered_are_the_keys(seed: int) -> None:
     assert all(type(p) is int for _, p in data if p is not None)
 
 
+def burrow_rank(status: str | None) -> int:
+    """A status's rank, as burrow's group statuses rank it (ERR over WARN over OK over none)."""
+    return {None: 0, "WARN": 2, "STOP": 3, "STALL": 3, "REWIND": 3}.get(status, 1)
+
+
 def test_groups_of_the_reports_are_their_runs() -> None:
     """The reports by group: each run of a group's keys one GroupLag, its status that
     group_status gives of its partitions', its share partitions taken."""
@@ -1439,7 +1444,8 @@ def test_groups_of_the_reports_are_their_runs() -> None:
             status = statuses[int(rnd.integers(len(statuses)))]
             reports.append(PartitionLag(g, "t", p, None, 0, 0, status=status))  # type: ignore[arg-type]
     shares: dict[str, list[Any]] = {"b": [], "zz": []}
-    got = lag_module._group_lags(reports, [r.group for r in reports], 5, shares)
+    ranks = np.array([burrow_rank(r.status) for r in reports], np.int8)
+    got = lag_module._group_lags(reports, ranks, [r.group for r in reports], 5, shares)
     want = [
         (g, burrow_group_status([p.status for p in ps]), [id(p) for p in ps])
         for g, ps in ((g, list(ps)) for g, ps in itertools.groupby(reports, key=lambda r: r.group))

@@ -42,6 +42,7 @@ __all__ = [
     "group_statuses",
     "window_judgements",
     "window_statuses",
+    "worst_of_runs",
 ]
 
 DEFAULT_WINDOW: Final = 10
@@ -100,7 +101,7 @@ def window_statuses(
       move over the window, else WARN;
     - else OK.
     """
-    statuses, reasons = window_judgements(
+    statuses, reasons, _ = window_judgements(
         commit_timestamp, offset, lag, known, starts, stops, now, end_now, min_commits
     )
     return list(zip(statuses, reasons, strict=True))
@@ -116,13 +117,15 @@ def window_judgements(
     now: int,
     end_now: Sequence[int | None],
     min_commits: int = DEFAULT_MIN_COMMITS,
-) -> tuple[list[str | None], list[str]]:
+) -> tuple[list[str | None], list[str], np.ndarray]:
     """:func:`window_statuses` as two lists, the statuses and the reasons (what lag's reports
-    take: not a tuple a window, transposed again)."""
+    take: not a tuple a window, transposed again), and the statuses' ranks (int8, :data:`_RANK`:
+    what :func:`worst_of_runs` takes, no lookup a window)."""
     # no lag known anywhere (no log end history): no status, rule 1 (counted: numpy's any()
     # of a million bools took some 7.5 M instructions, count_nonzero 0.8 M)
     if not np.count_nonzero(known):
-        return [None] * len(starts), [_NO_LOG_END] * len(starts)
+        n = len(starts)
+        return [None] * n, [_NO_LOG_END] * n, np.full(n, _RANK[None], np.int8)
     engine = effects.engine_function("window_rules")
     if engine is not None and -_INT64 <= now < _INT64 and min_commits < _INT64:
         rules, backs = engine(
@@ -141,6 +144,7 @@ def window_judgements(
     # __getitem__, some 500 instructions a window)
     statuses: list[str | None] = _FIXED_STATUSES.take(rule).tolist()
     reasons: list[str] = _FIXED_REASONS.take(rule).tolist()
+    ranks: np.ndarray = _FIXED_RANKS.take(rule)
     # the reasons with numbers, made for their windows only (exact: Python integers)
     sizes = stops - starts
     for k, size in _at(rule == _INCOMPLETE, sizes):
@@ -172,7 +176,10 @@ def window_judgements(
             "REWIND",
             f"the committed offset went back from {off_before} to {off_back}",
         )
-    return statuses, reasons
+    # the statuses a rule may have changed above: their ranks again (the same rank lookup)
+    for k in np.flatnonzero(np.isin(rule, _RULES_MADE_PER_WINDOW)).tolist():
+        ranks[k] = _RANK.get(statuses[k], _OTHER)
+    return statuses, reasons, ranks
 
 
 def _numpy_rules(
@@ -291,7 +298,14 @@ def group_statuses(statuses: Iterable[str | None], starts: np.ndarray, n: int) -
     """:func:`group_status` of each run of the ``n`` partition statuses, the runs starting at
     ``starts`` (increasing, the first 0): by the runs' highest ranks, where a run's set of
     statuses and a call a group took some 1 us a group and 50 ns a partition."""
-    ranks = np.fromiter(map(_RANK.get, statuses, itertools.repeat(_OTHER)), np.int8, n)
+    return worst_of_runs(
+        np.fromiter(map(_RANK.get, statuses, itertools.repeat(_OTHER)), np.int8, n), starts
+    )
+
+
+def worst_of_runs(ranks: np.ndarray, starts: np.ndarray) -> list[str | None]:
+    """:func:`group_statuses` of the statuses' ranks (:data:`_RANK`; ``window_judgements``
+    gives them)."""
     worst: list[str | None] = _BY_RANK_ARRAY.take(np.maximum.reduceat(ranks, starts)).tolist()
     return worst
 
@@ -307,3 +321,7 @@ _RANK: Final[dict[str | None, int]] = {
 """A partition status's rank: a group's status is that of the highest (:data:`_BY_RANK`)."""
 _BY_RANK: Final = (None, "OK", "WARN", "ERR")
 _BY_RANK_ARRAY: Final = np.array(_BY_RANK, object)
+_FIXED_RANKS: Final = np.array([_RANK.get(status, _OTHER) for status, _ in _FIXED], np.int8)
+"""Each rule's status's rank (:data:`_FIXED`)."""
+_RULES_MADE_PER_WINDOW: Final = np.array([_INCOMPLETE, _IDLE, _REWIND])
+"""The rules whose status :func:`window_judgements` makes a window at a time."""

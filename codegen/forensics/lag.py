@@ -29,7 +29,6 @@ commits by key come from :mod:`codegen.forensics.commits`.
 from __future__ import annotations
 
 import itertools
-import operator
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -54,8 +53,8 @@ from codegen.forensics.burrow import (
     DEFAULT_MIN_COMMITS,
     DEFAULT_WINDOW,
     group_status,
-    group_statuses,
     window_judgements,
+    worst_of_runs,
 )
 from codegen.forensics.commits import (
     Commit,
@@ -445,9 +444,10 @@ def partition_lags(
     if not kc.keys:
         return []
     distinct, numbers = _numbered(ends)
-    return _partition_lags(
+    reports, _ = _partition_lags(
         kc, _key_columns(kc), distinct, numbers, now, window, min_commits, steps or LogEndIndex()
     )
+    return reports
 
 
 KeyColumns = tuple[Sequence[str], Sequence[str], Sequence[int]]
@@ -468,9 +468,9 @@ def _partition_lags(
     window: int,
     min_commits: int,
     steps: LogEndIndex,
-) -> list[PartitionLag]:
+) -> tuple[list[PartitionLag], np.ndarray]:
     """:func:`partition_lags` of the keys (``kc``, some) with their log ends numbered
-    (:func:`_numbered`)."""
+    (:func:`_numbered`), and their statuses' ranks (:func:`window_judgements`)."""
     log_end, lag, known = _numbered_lags(kc, distinct, numbers, steps)
     columns = CommitColumns(
         kc.record_offset,
@@ -490,7 +490,7 @@ def _partition_lags(
     at_now = [end_at(e, now) for e in distinct]
     none: list[Any] = [None] * len(numbers)
     ends_now: list[int | None] = _per_key(at_now, numbers) if distinct else none
-    status_of, reasons = window_judgements(
+    status_of, reasons, ranks = window_judgements(
         kc.commit_timestamp, kc.offset, lag, known, starts, stops, now, ends_now, min_commits
     )
     bounds = kc.bounds.tolist()
@@ -504,7 +504,7 @@ def _partition_lags(
         for k in np.flatnonzero(checkpoint_only).tolist():
             reasons[k] = _CHECKPOINT_ONLY
     groups, topics, partitions = key_columns
-    return _partition_objects(
+    made = _partition_objects(
         (
             groups,
             topics,
@@ -521,6 +521,7 @@ def _partition_lags(
             reasons,
         )
     )
+    return made, ranks
 
 
 _PARTITION_FIELDS: Final = PartitionLag._fields
@@ -637,7 +638,6 @@ def end_at(end: LogEnd, now: int) -> int:
     return end.at(now) if end.history else end.last
 
 
-_STATUS: Final = operator.attrgetter("status")
 _PARTITION_SPAN: Final = 1 << 32
 """Partitions are int32: a key's topic and partition are numbered as one int64, the topic's
 number times this plus the partition plus 2**31."""
@@ -684,18 +684,21 @@ def _data_partitions_by_dict(
 
 def _group_lags(
     reports: list[PartitionLag],
+    ranks: np.ndarray,
     groups: Sequence[str],
     now: int,
     shares: dict[str, list[SharePartitionLag]],
 ) -> list[GroupLag]:
-    """The reports (of keys sorted by group, ``groups`` their groups) by group, each with its
-    status (:func:`group_statuses`) and its share partitions taken from ``shares``."""
+    """The reports (of keys sorted by group, ``groups`` their groups; ``ranks``: their
+    statuses' ranks, :func:`window_judgements`) by group, each with its status (that
+    ``group_statuses`` gives, from the ranks: no lookup a report) and its share partitions
+    taken from ``shares``."""
     if not reports:
         return []
     names = np.array(groups, object)
     # where each group's run of keys starts (str compared in bulk, not a step a key)
     starts = np.flatnonzero(np.append(True, names[1:] != names[:-1]))
-    statuses = group_statuses(map(_STATUS, reports), starts, len(reports))
+    statuses = worst_of_runs(ranks, starts)
     firsts = starts.tolist()
     return [
         GroupLag(groups[a], status, reports[a:b], now, shares.pop(groups[a], []))
@@ -734,7 +737,7 @@ def _chunks(
                 # each data partition's log end found once, then given to its keys by number
                 data, numbers = _data_partitions(columns[1], columns[2])
                 distinct, in_distinct = _numbered([ends.of(*k) for k in data])
-                reports = _partition_lags(
+                reports, ranks = _partition_lags(
                     kc,
                     columns,
                     distinct,
@@ -744,7 +747,7 @@ def _chunks(
                     min_commits,
                     steps,
                 )
-                chunk = _group_lags(reports, columns[0], now, shares)
+                chunk = _group_lags(reports, ranks, columns[0], now, shares)
         found = found or bool(chunk)
         yield chunk
     rest = [GroupLag(g, None, [], now, shares[g]) for g in sorted(shares)]
