@@ -24,7 +24,6 @@ from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compaction import end_markers, flags
 from codegen.dumps.views.effects import (
     ABORT_MARKER,
-    COMMIT_MARKER,
     CONTROL,
     DECODED,
     NOTHING,
@@ -591,43 +590,6 @@ def test_history_columns_by_key_in_any_order(seed: int) -> None:
     assert out[7] == expected["deleted"]
     assert list(out[8]) == expected["live"]
     assert np.frombuffer(out[9], np.int64).tolist() == expected["last"]
-
-
-def test_history_room_of_a_chunk_holds_the_transactions_it_commits() -> None:
-    """add_records reserves a chunk's room in the history once, then notes rows unchecked: a
-    chunk whose commit marker applies more waiting rows than the chunk has (20,000 left open by
-    the chunk before, 25,001 rows) notes them all. Sized past every other test's history (the
-    first capacity is the last history's), so a room of the chunk's rows only (the last
-    capacity, 65,536, not grown) would be overrun; effect_rows() every row in order."""
-    from codegen.native import _records
-
-    def chunk(keys: list[bytes], kinds: list[int], producer: list[int], first: int) -> Any:
-        n = len(keys)
-        key = pa.array(keys, pa.binary())
-        value = pa.array([b"v"] * n, pa.binary())
-        zeros = np.zeros(n, np.int64)
-        return (
-            *_buffers(key), *_buffers(value), _flags_of(np.array(kinds)),
-            np.array(producer, np.int64), np.arange(first, first + n, dtype=np.int64), zeros,
-            zeros, zeros, zeros,
-        )  # fmt: skip
-
-    names = [_key(False, f"g{k}", "t", k) for k in range(50)]
-    plain, waiting = 40_000, 20_000
-    history = _records.CommitEffects(history=True)
-    history.add_records(*chunk(
-        [names[i % 50] for i in range(plain + waiting)],
-        [PLAIN_COMMIT] * plain + [TRANSACTIONAL_COMMIT] * waiting,
-        [-1] * plain + [7] * waiting, 0,
-    ))  # fmt: skip
-    later = 25_000
-    history.add_records(*chunk(
-        [b"\x00\x00\x00\x01"] + [names[i % 50] for i in range(later)],
-        [COMMIT_MARKER] + [PLAIN_COMMIT] * later, [7] + [-1] * later, plain + waiting,
-    ))  # fmt: skip
-    marker = plain + waiting
-    expected = [*range(marker), *range(marker + 1, marker + 1 + later)]
-    assert np.frombuffer(history.effect_rows(), np.int64).tolist() == expected
 
 
 def _vm_flags(address: int) -> list[str]:

@@ -587,11 +587,6 @@ static PyObject *Effects_add_records(EffectsObject *e, PyObject *const *args,
         PyErr_SetString(PyExc_ValueError, "a key's or value's offsets are outside its data");
         goto done;
     }
-    /* The room for the chunk's notes reserved at once (its rows, and the waiting rows a marker
-       may apply), where history_note checked it each row */
-    if (nargs == 11 &&
-        history_grow(&e->history, e->history.len + (size_t)n + e->waiting_count) < 0)
-        goto done;
     if (!(kinds = PyBytes_FromStringAndSize(NULL, n))) goto done;
     uint8_t *kind = (uint8_t *)PyBytes_AS_STRING(kinds);
     /* The ring: row i's hash and key size at i & EFFECTS_RING, from EFFECTS_AHEAD rows before
@@ -626,8 +621,8 @@ static PyObject *Effects_add_records(EffectsObject *e, PyObject *const *args,
             if (values[0] && ki <= 2) {
                 /* a plain row in history mode takes effect at once: only noted (the keys'
                    live rows and the values are not kept in history mode) */
-                if (history_put(&e->history, key, offset[i], values[0][i], values[1][i],
-                                (int32_t)values[2][i], ki == 2) < 0)
+                if (effects_note(e, key, offset[i], values[0][i], values[1][i],
+                                 (int32_t)values[2][i], ki == 2) < 0)
                     goto done;
                 continue;
             }

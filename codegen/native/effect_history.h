@@ -35,11 +35,8 @@ typedef struct {
    and kept had those reads fault in ~76 k pages more). Reached with the GIL held only. */
 static size_t history_cap_hint;
 
-/* Room for `need` rows in each column (add_records reserves a chunk's at once, then writes its
-   rows with history_put, unchecked). */
-static int history_grow(EffectHistory *h, size_t need) {
-    size_t cap = h->cap;
-    if (need <= cap) return 0;
+static int history_grow(EffectHistory *h) {
+    size_t need = h->len + 1, cap = h->cap;
     if (cap == 0 && need < history_cap_hint) need = history_cap_hint;
     /* each column grown to the same capacity: cap is set by the last */
     size_t c1 = cap, c2 = cap, c3 = cap, c4 = cap, c5 = cap;
@@ -53,10 +50,12 @@ static int history_grow(EffectHistory *h, size_t need) {
     return 0;
 }
 
-/* A row of key `key` noted in room already there (history_grow); -1 with an error set. */
-static HOT_INLINE int history_put(EffectHistory *h, int64_t key, int64_t row, int64_t committed,
-                                  int64_t commit_time, int32_t epoch, int tombstone) {
-    if (UNLIKELY((uint64_t)key > HISTORY_MAX_KEY)) {
+/* A row of key `key` noted as it takes effect; -1 with an error set. */
+static HOT_INLINE int history_note(EffectHistory *h, int64_t key, int64_t row,
+                                   int64_t committed, int64_t commit_time, int32_t epoch,
+                                   int tombstone) {
+    if (h->len == h->cap && history_grow(h) < 0) return -1;
+    if ((uint64_t)key > HISTORY_MAX_KEY) {
         PyErr_Format(PyExc_ValueError, "CommitEffects: more than %lu keys in history mode",
                      (unsigned long)HISTORY_MAX_KEY);
         return -1;
@@ -68,14 +67,6 @@ static HOT_INLINE int history_put(EffectHistory *h, int64_t key, int64_t row, in
     h->commit_times[i] = commit_time;
     h->epochs[i] = epoch;
     return 0;
-}
-
-/* A row of key `key` noted as it takes effect; -1 with an error set. */
-static HOT_INLINE int history_note(EffectHistory *h, int64_t key, int64_t row,
-                                   int64_t committed, int64_t commit_time, int32_t epoch,
-                                   int tombstone) {
-    if (h->len == h->cap && history_grow(h, h->len + 1) < 0) return -1;
-    return history_put(h, key, row, committed, commit_time, epoch, tombstone);
 }
 
 static void history_free(EffectHistory *h) {
