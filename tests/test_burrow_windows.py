@@ -11,14 +11,13 @@ import numpy as np
 import pytest
 
 from codegen.forensics import burrow
-from codegen.forensics.burrow import window_statuses
 
 LO, HI = -(2**63), 2**63 - 1
 
 
 @pytest.fixture
 def engine(records_module: ModuleType) -> Any:
-    """The engine's window_rules, as window_statuses finds it (the module compiled for the
+    """The engine's window_rules, as window_judgements finds it (the module compiled for the
     session: with the sanitizers under ``make sanitize``)."""
     found = burrow.effects.engine_function("window_rules")
     if found is None:
@@ -29,13 +28,19 @@ def engine(records_module: ModuleType) -> Any:
 def _statuses_both(
     monkeypatch: pytest.MonkeyPatch, *args: Any, min_commits: int = 2
 ) -> tuple[list[tuple[str | None, str]], list[tuple[str | None, str]]]:
-    by_engine = window_statuses(*args, min_commits=min_commits)
+    by_engine = _window_statuses(*args, min_commits=min_commits)
     _ranks_are_the_statuses(*args, min_commits=min_commits)
     with monkeypatch.context() as m:
         m.setattr(burrow.effects, "engine_function", lambda name: None)
-        reference = window_statuses(*args, min_commits=min_commits)
+        reference = _window_statuses(*args, min_commits=min_commits)
         _ranks_are_the_statuses(*args, min_commits=min_commits)
     return by_engine, reference
+
+
+def _window_statuses(*args: Any, min_commits: int) -> list[tuple[str | None, str]]:
+    """Each window's status and reason (window_judgements' first two lists, zipped)."""
+    statuses, reasons, _ = burrow.window_judgements(*args, min_commits=min_commits)
+    return list(zip(statuses, reasons, strict=True))
 
 
 def _ranks_are_the_statuses(*args: Any, min_commits: int) -> None:

@@ -29,9 +29,8 @@ from codegen.dumps.views.log_ends import (
 )
 from codegen.dumps.writer import encode_record_batch
 from codegen.forensics import lag as lag_module
-from codegen.forensics.burrow import burrow_status, window_statuses
+from codegen.forensics.burrow import burrow_status, window_judgements, worst_of_runs
 from codegen.forensics.burrow import group_status as burrow_group_status
-from codegen.forensics.burrow import group_statuses as burrow_group_statuses
 from codegen.forensics.commits import Commit, KeyedCommits
 from codegen.forensics.groups import AsOf, group_reports
 from codegen.forensics.inputs import LogEnd, LogEnds, discover, replica_rows
@@ -234,7 +233,7 @@ def test_windows_judged_together_as_one_by_one() -> None:
         first = np.array(starts, np.int64)
         stops = first + [len(window) for window, _ in cases]
         for now in (20, 25, 100):
-            together = judged[now] = window_statuses(
+            statuses, reasons, _ = window_judgements(
                 np.array([x.commit_timestamp for x in commits], np.int64),
                 np.array([x.offset for x in commits], np.int64),
                 np.array([x.lag or 0 for x in commits], np.int64),
@@ -244,14 +243,15 @@ def test_windows_judged_together_as_one_by_one() -> None:
                 now,
                 [end for _, end in cases],
             )
+            together = judged[now] = list(zip(statuses, reasons, strict=True))
             alone = [burrow_status(window, now, end) for window, end in cases]
             assert together == alone
     assert judged[20][9] == ("REWIND", "the committed offset went back from 3 to 1")
     assert judged[100][9] == ("STOP", "no commit for 82 ms, longer than the window spans (6 ms)")
     assert judged[25][2] == ("REWIND", "the committed offset went back from 5 to 2")
     none = np.zeros(0, np.int64)
-    nothing = window_statuses(none, none, none, none.astype(np.bool_), none, none, 5, [])
-    assert nothing == []
+    nothing = window_judgements(none, none, none, none.astype(np.bool_), none, none, 5, [])
+    assert nothing[:2] == ([], [])
 
 
 def test_window_times_at_the_int64_ends_are_exact() -> None:
@@ -1455,9 +1455,9 @@ def test_groups_of_the_reports_are_their_runs() -> None:
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_group_statuses_are_group_status_per_run(seed: int) -> None:
-    """group_statuses of runs of statuses: group_status of each run (ERR over WARN over OK over
-    none; a status none of Burrow's counts as OK)."""
+def test_worst_of_runs_is_group_status_per_run(seed: int) -> None:
+    """worst_of_runs of runs of statuses' ranks: group_status of each run (ERR over WARN over OK
+    over none; a status none of Burrow's counts as OK)."""
     rnd = np.random.default_rng(seed)
     statuses = [None, "OK", "WARN", "STOP", "STALL", "REWIND", "other"]
     runs = [
@@ -1466,7 +1466,8 @@ def test_group_statuses_are_group_status_per_run(seed: int) -> None:
     ]
     flat = [s for run in runs for s in run]
     starts = np.cumsum([0] + [len(run) for run in runs[:-1]])
-    assert burrow_group_statuses(flat, starts, len(flat)) == [
+    rank = {None: 0, "OK": 1, "WARN": 2, "STOP": 3, "STALL": 3, "REWIND": 3, "other": 1}
+    assert worst_of_runs(np.array([rank[s] for s in flat], np.int8), starts) == [
         burrow_group_status(run) for run in runs
     ]
     assert burrow_group_status(["OK", "other"]) == "OK"

@@ -39,9 +39,7 @@ __all__ = [
     "ERROR_STATUSES",
     "burrow_status",
     "group_status",
-    "group_statuses",
     "window_judgements",
-    "window_statuses",
     "worst_of_runs",
 ]
 
@@ -57,9 +55,9 @@ def burrow_status(
     min_commits: int = DEFAULT_MIN_COMMITS,
 ) -> tuple[str | None, str]:
     """Status of one partition over a window of commits (oldest first), and why
-    (:func:`window_statuses` of the one window)."""
+    (:func:`window_judgements` of the one window)."""
     known = np.array([c.lag is not None for c in commits], np.bool_)
-    ((status, reason),) = window_statuses(
+    (status,), (reason,), _ = window_judgements(
         np.array([c.commit_timestamp for c in commits], np.int64),
         np.array([c.offset for c in commits], np.int64),
         np.array([c.lag or 0 for c in commits], np.int64),
@@ -76,7 +74,7 @@ def burrow_status(
 _NO_LOG_END: Final = "no log end offsets for this partition (its data segments are not here)"
 
 
-def window_statuses(
+def window_judgements(
     commit_timestamp: np.ndarray,
     offset: np.ndarray,
     lag: np.ndarray,
@@ -86,7 +84,7 @@ def window_statuses(
     now: int,
     end_now: Sequence[int | None],
     min_commits: int = DEFAULT_MIN_COMMITS,
-) -> list[tuple[str | None, str]]:
+) -> tuple[list[str | None], list[str], np.ndarray]:
     """Burrow's status of each window of commits (rows ``starts[k]:stops[k]`` of the columns,
     oldest first; ``known``: whether a commit's lag is), and why, judged at ``now`` with the
     window's log end then (``end_now``). The rules, first that holds:
@@ -100,27 +98,11 @@ def window_statuses(
     - the lag never shrank from one commit to the next: STALL if the committed offset did not
       move over the window, else WARN;
     - else OK.
+
+    Returns the statuses and the reasons as two lists (what lag's reports take), and the
+    statuses' ranks (int8, :data:`_RANK`: what :func:`worst_of_runs` takes, no lookup a
+    window).
     """
-    statuses, reasons, _ = window_judgements(
-        commit_timestamp, offset, lag, known, starts, stops, now, end_now, min_commits
-    )
-    return list(zip(statuses, reasons, strict=True))
-
-
-def window_judgements(
-    commit_timestamp: np.ndarray,
-    offset: np.ndarray,
-    lag: np.ndarray,
-    known: np.ndarray,
-    starts: np.ndarray,
-    stops: np.ndarray,
-    now: int,
-    end_now: Sequence[int | None],
-    min_commits: int = DEFAULT_MIN_COMMITS,
-) -> tuple[list[str | None], list[str], np.ndarray]:
-    """:func:`window_statuses` as two lists, the statuses and the reasons (what lag's reports
-    take: not a tuple a window, transposed again), and the statuses' ranks (int8, :data:`_RANK`:
-    what :func:`worst_of_runs` takes, no lookup a window)."""
     # no lag known anywhere (no log end history): no status, rule 1 (counted: numpy's any()
     # of a million bools took some 7.5 M instructions, count_nonzero 0.8 M)
     if not np.count_nonzero(known):
@@ -264,7 +246,7 @@ _FIXED: Final[tuple[tuple[str | None, str], ...]] = (
     ("WARN", "the offset moves but the lag never shrank over the window"),
     ("OK", "the lag shrinks"),
 )
-"""Each rule's status and reason, by the number :func:`window_statuses` gives it."""
+"""Each rule's status and reason, by the number :func:`window_judgements` gives it."""
 _FIXED_STATUSES: Final = np.array([status for status, _ in _FIXED], object)
 _FIXED_REASONS: Final = np.array([reason for _, reason in _FIXED], object)
 
@@ -294,18 +276,10 @@ def group_status(statuses: Iterable[str | None]) -> str | None:
     return _BY_RANK[rank]
 
 
-def group_statuses(statuses: Iterable[str | None], starts: np.ndarray, n: int) -> list[str | None]:
-    """:func:`group_status` of each run of the ``n`` partition statuses, the runs starting at
-    ``starts`` (increasing, the first 0): by the runs' highest ranks, where a run's set of
-    statuses and a call a group took some 1 us a group and 50 ns a partition."""
-    return worst_of_runs(
-        np.fromiter(map(_RANK.get, statuses, itertools.repeat(_OTHER)), np.int8, n), starts
-    )
-
-
 def worst_of_runs(ranks: np.ndarray, starts: np.ndarray) -> list[str | None]:
-    """:func:`group_statuses` of the statuses' ranks (:data:`_RANK`; ``window_judgements``
-    gives them)."""
+    """:func:`group_status` of each run of partition statuses, by their ranks (:data:`_RANK`;
+    ``window_judgements`` gives them), the runs starting at ``starts`` (increasing, the first
+    0): a run's highest rank, where a set of its statuses took some 1 us a group."""
     worst: list[str | None] = _BY_RANK_ARRAY.take(np.maximum.reduceat(ranks, starts)).tolist()
     return worst
 

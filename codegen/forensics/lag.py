@@ -691,7 +691,7 @@ def _group_lags(
 ) -> list[GroupLag]:
     """The reports (of keys sorted by group, ``groups`` their groups; ``ranks``: their
     statuses' ranks, :func:`window_judgements`) by group, each with its status (that
-    ``group_statuses`` gives, from the ranks: no lookup a report) and its share partitions
+    :func:`worst_of_runs` gives, from the ranks: no lookup a report) and its share partitions
     taken from ``shares``."""
     if not reports:
         return []

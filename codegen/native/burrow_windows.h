@@ -1,5 +1,5 @@
 /* window_rules: which of Burrow's rules judges each window of commits, in one pass over their
- * rows (codegen.forensics.burrow.window_statuses; its numpy form, burrow._numpy_rules, is the
+ * rows (codegen.forensics.burrow.window_judgements; its numpy form, burrow._numpy_rules, is the
  * reference the tests hold this to). Part of the _records module (records.c).
  *
  * Window k is rows starts[k] to stops[k] of the columns (commit_times, offsets, lags, known),

@@ -298,7 +298,7 @@ def partition_lag(
     :func:`read_dump`'s, one pass over the batch headers; else
     :func:`codegen.forensics.lag.newest_time` of the batches of ``decoded`` and of ``ends``, as
     the command line's, which reads ``decoded`` twice more) over the last
-    ``window`` commits, by the rules of :func:`codegen.forensics.burrow.window_statuses`. A
+    ``window`` commits, by the rules of :func:`codegen.forensics.burrow.window_judgements`. A
     partition whose log end is only a checkpoint's (``history`` false in ``ends``) has its lag
     now and no status. The command line's definitions
     (:func:`codegen.forensics.lag.partition_lags` per data partition)."""
