@@ -29,37 +29,15 @@ static inline uint64_t big_endian_word(uint64_t word) {
 #endif
 }
 
-static inline uint64_t hash_word(uint64_t h, uint64_t word) {
-    h = (h ^ word) * 0xff51afd7ed558ccdu;
-    return h ^ h >> 32;
-}
-
-/* h and n bytes hashed, word by word. */
-static uint64_t bytes_hash(uint64_t h, const uint8_t *data, size_t n) {
-    size_t at = 0;
-    for (; at + 8 <= n; at += 8) {
-        uint64_t word;
-        memcpy(&word, data + at, 8);
-        h = hash_word(h, word);
-    }
-    if (at == n) return h;
-    uint64_t tail = 0;
-    for (size_t b = 0; at + b < n; b++) tail |= (uint64_t)data[at + b] << 8 * b;
-    return hash_word(h, tail);
-}
-
 static void sorted_str(SortedStr *s, PyObject *str) {
     s->str = str;
     s->len = PyUnicode_GET_LENGTH(str);
     s->wide = PyUnicode_KIND(str) != PyUnicode_1BYTE_KIND;
     s->head[0] = s->head[1] = 0;
-    /* the hash of its characters' bytes: equal strs are of one kind (a str is stored at the
-       narrowest that holds it), so their bytes are equal too */
-    const uint64_t seed = 0x9e3779b97f4a7c15u ^ (uint64_t)s->len;
-    if (s->wide) {
-        s->hash = bytes_hash(seed, PyUnicode_DATA(str), (size_t)s->len * PyUnicode_KIND(str));
-        return;
-    }
+    /* the hash of its characters' bytes (key_store.h's): equal strs are of one kind (a str is
+       stored at the narrowest that holds it), so their bytes are equal too */
+    s->hash = commit_key_hash(PyUnicode_DATA(str), s->len * PyUnicode_KIND(str));
+    if (s->wide) return;
     uint8_t head[16] = {0};
     memcpy(head, PyUnicode_DATA(str), (size_t)(s->len < 16 ? s->len : 16));
     for (int w = 0; w < 2; w++) {
@@ -67,10 +45,6 @@ static void sorted_str(SortedStr *s, PyObject *str) {
         memcpy(&word, head + 8 * w, 8);
         s->head[w] = big_endian_word(word);
     }
-    const uint64_t h = hash_word(hash_word(seed, s->head[0]), s->head[1]);
-    s->hash = s->len > 16 ? bytes_hash(h, (const uint8_t *)PyUnicode_DATA(str) + 16,
-                                       (size_t)s->len - 16)
-                          : h;
 }
 
 /* Two str by code point: <0, 0 or >0. Equal heads of one-byte strs: the first 16 characters
