@@ -530,16 +530,17 @@ def test_history_of_keys_in_their_entries_or_apart(tmp_path: Path) -> None:
     assert {39, 40, 41} <= sizes and max(sizes) > 120
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_history_columns_by_key_in_any_order(seed: int) -> None:
-    """keyed(order) of plain commits and tombstones of 40 keys interleaved (the history grown
-    many times over): each key's commits in the order they took effect, in the keys' given
-    order, every column's values whole (int64 and int32 ends, negative epochs); effect_rows()
-    every row in the order it took effect."""
+@pytest.mark.parametrize(("seed", "count", "n"), [(0, 40, 3000), (1, 40, 3000), (2, 40, 3000),
+                                                 (3, 4500, 40_000)])  # fmt: skip
+def test_history_columns_by_key_in_any_order(seed: int, count: int, n: int) -> None:
+    """keyed(order) of plain commits and tombstones of ``count`` keys interleaved (the history
+    grown many times over): each key's commits in the order they took effect, in the keys'
+    given order, every column's values whole (int64 and int32 ends, negative epochs);
+    effect_rows() every row in the order it took effect. 40 keys are scattered with each key's
+    next line asked for ahead, over 4,096 keys (effect_history.h HISTORY_AHEAD_KEYS) without."""
     from codegen.native import _records
 
     rng = np.random.default_rng(seed)
-    n, count = 3000, 40
     names = [_key(False, f"g{k % 7}", f"t{k}", k) for k in range(count)]
     key_of = rng.integers(0, count, n)
     tombstone = rng.random(n) < 0.15
@@ -561,7 +562,7 @@ def test_history_columns_by_key_in_any_order(seed: int) -> None:
     first_rows = np.frombuffer(history.key_rows(0), np.int64)
     number_of = {int(key_of[row]): k for k, row in enumerate(first_rows.tolist())}
     number = np.array([number_of[k] for k in key_of.tolist()])  # each row's key number
-    order = rng.permutation(count).astype(np.int64)
+    order = rng.permutation(len(first_rows)).astype(np.int64)  # the keys drawn
     out = history.keyed(order)
     keys, bounds, rows, got_times, got_committed, got_epochs, deleted_bounds = (
         np.frombuffer(b, np.int64).tolist() for b in out[:7]
@@ -582,7 +583,8 @@ def test_history_columns_by_key_in_any_order(seed: int) -> None:
         expected["deleted"].append(offsets[at[tombstone[at] & (at > commits[0])]].tolist())
         expected["live"].append(int(not tombstone[at[-1]]))
         expected["last"].append(int(at[-1]))
-    assert len(expected["keys"]) > 30 and any(expected["deleted"])
+    assert len(expected["keys"]) > 0.75 * count and any(expected["deleted"])
+    assert (len(expected["keys"]) > 4096) == (count > 4096)
     assert (keys, bounds, rows) == (expected["keys"], expected["bounds"], expected["rows"])
     assert (got_times, got_committed) == (expected["times"], expected["committed"])
     assert got_epochs == expected["epochs"]

@@ -960,7 +960,7 @@ static PyObject *Effects_keyed(EffectsObject *e, PyObject *arg) {
         places[i] = (uint32_t)t->commits++;
         t->seen = 2;
     }
-    history_scatter(history, places, commits, rows, times, committed, epochs, deleted_at);
+    history_scatter(history, places, commits, kept, rows, times, committed, epochs, deleted_at);
     /* each key's deletions as a list of ints (what lag keeps per key): made here, where a
        slice a key in Python cost 1.3 k instructions */
     PyObject *lists = PyList_New((Py_ssize_t)kept);
