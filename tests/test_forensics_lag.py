@@ -773,6 +773,22 @@ def test_lag_walks_every_partition_but_the_first_for_now(monkeypatch: pytest.Mon
     assert sorted(walked) == (offsets[1:] if native_columns_enabled() else offsets)
 
 
+def test_lag_reads_each_segment_from_its_map(monkeypatch: pytest.MonkeyPatch) -> None:
+    """lag reads a local partition's segments where they lie, from read-only maps (not
+    copied into memory by a read of the file), with what the read of the files gives."""
+    from codegen.dumps import storage
+
+    meant = run(str(REAL), "--format", "jsonl")
+    assert meant.exit_code == 0 and "commits" in meant.output, meant.output
+
+    def no_read(*args: Any) -> bytes:
+        raise AssertionError(f"read_range{args}: a segment was read into memory")
+
+    monkeypatch.setattr(storage, "read_range", no_read)
+    mapped = run(str(REAL), "--format", "jsonl")
+    assert mapped.exit_code == 0 and mapped.output == meant.output, mapped.output
+
+
 def test_log_ends_follow_batch_times(log_folder: Path) -> None:
     ends = LogEnds(discover([log_folder]))
     end = ends.of("t", 0)

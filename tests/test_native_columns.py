@@ -333,6 +333,46 @@ def test_torn_and_corrupt_segments(records_module: ModuleType) -> None:
     assert errors(both(tail))[0].startswith("bad-length: ")
 
 
+def test_a_map_of_a_segment_reads_as_its_file(
+    tmp_path: Path, records_module: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read-only map of a segment (real ones, and torn, corrupt, zero-padded ones) gives
+    the batches of its file through both loops, its slices too; read whole, the map is read
+    where it lies (no read of the file: storage.read_range is not called)."""
+    import mmap
+
+    data = _FEW[0]() + _transactional_segment() + _FEW[1]()
+    flipped = bytearray(data)
+    flipped[70] ^= 0x40
+    made = {"torn": data[:-9], "flipped": bytes(flipped), "padded": data + bytes(40)}
+    paths = [*SEGMENTS[:12]]
+    for name, content in made.items():
+        paths.append(tmp_path / f"{name}.log")
+        paths[-1].write_bytes(content)
+    expected = {p: [every_way(p), both(p, start=boundaries(p.read_bytes())[-1])] for p in paths}
+
+    def no_copy(*args: Any) -> bytes:
+        raise AssertionError(f"read_range{args}: the file was read")
+
+    given: list[object] = []
+    native = dumps_arrow._native_batches
+
+    def spy(module: ModuleType, data: Any, *rest: Any) -> Any:
+        given.append(data)
+        return native(module, data, *rest)
+
+    monkeypatch.setattr(dumps_arrow.storage, "read_range", no_copy)
+    monkeypatch.setattr(dumps_arrow, "_native_batches", spy)
+    for path in paths:
+        with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            given.clear()
+            whole = every_way(m, name=str(path))
+            assert given and all(d is m for d in given)  # not copied
+            last = both(m, name=str(path), start=boundaries(m[:])[-1])
+        assert [whole, last] == expected[path], path
+    assert any(errors(expected[tmp_path / f"{n}.log"][0]) for n in made)
+
+
 def test_many_log_batches_per_arrow_batch(records_module: ModuleType) -> None:
     data = b"".join(_batch([(b"k", b"v")] * 4, base_offset=4 * i) for i in range(10))
     got = both(data, batch_rows=10)

@@ -23,6 +23,7 @@ pyarrow and numpy come with the ``dumps`` extra.
 from __future__ import annotations
 
 import importlib
+import mmap
 import os
 from collections.abc import Iterator
 from types import ModuleType
@@ -96,18 +97,20 @@ def native_columns_enabled() -> bool:
     return backends.requested() != backends.PURE and _native_module() is not None
 
 
-def read_range(
-    source: str | os.PathLike[str] | RemotePath | bytes, start: int = 0, end: int | None = None
-) -> bytes:
-    """The bytes ``[start, end)`` of a file (local or remote: one ranged read) or of bytes
-    (``end`` None: to the end)."""
-    if isinstance(source, bytes):
+Source = str | os.PathLike[str] | RemotePath | bytes | mmap.mmap
+"""What :func:`record_batches` reads: a file, or bytes, or a map of a file."""
+
+
+def read_range(source: Source, start: int = 0, end: int | None = None) -> bytes:
+    """The bytes ``[start, end)`` of a file (local or remote: one ranged read) or of bytes or
+    a map (``end`` None: to the end)."""
+    if isinstance(source, bytes | mmap.mmap):
         return source[start:end]
     return storage.read_range(storage.path(source), start, end)
 
 
 def record_batches(
-    source: str | os.PathLike[str] | RemotePath | bytes,
+    source: Source,
     *,
     start: int = 0,
     end: int | None = None,
@@ -122,8 +125,10 @@ def record_batches(
     position: int | None = None,
     newest_times: list[int | None] | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """The records of a segment or snapshot file (or bytes) as Arrow batches of
-    :data:`RECORD_SCHEMA`.
+    """The records of a segment or snapshot file (or bytes, or a read-only map of a file) as
+    Arrow batches of :data:`RECORD_SCHEMA`. A map is read where it lies by the native loop (no
+    copy of the file into memory: the file's pages are mapped, not copied by ``read``); it must
+    stay open until the batches are taken.
 
     ``start``/``end`` read a byte range that starts on an entry boundary (the data source's
     slices); errors and ``batchPosition`` are positions in the whole file. An Arrow batch ends
@@ -139,8 +144,12 @@ def record_batches(
     :func:`codegen.dumps.views.cut.newest_batch_time` gives of the bytes' batch rows.
     """
     if name is None:
-        name = "<bytes>" if isinstance(source, bytes) else str(source)
-    data = read_range(source, start, end)
+        name = "<bytes>" if isinstance(source, bytes | mmap.mmap) else str(source)
+    data: bytes | mmap.mmap
+    if isinstance(source, mmap.mmap) and start == 0 and end is None:
+        data = source  # read where it lies: its pages mapped, not copied
+    else:
+        data = read_range(source, start, end)
     if native is None:
         native = native_columns_enabled()
     options = (
@@ -161,7 +170,7 @@ def record_batches(
                 "the native columnar loop is not built: run python -m codegen.native.build"
             )
         return _native_batches(module, data, *options)
-    return _pure_batches(data, *options)
+    return _pure_batches(data if isinstance(data, bytes) else data[:], *options)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -181,7 +190,7 @@ def _batch_fields(batch: RecordBatch) -> tuple[int | None, int, int, bool, bool]
 
 def _native_batches(
     module: ModuleType,
-    data: bytes,
+    data: bytes | mmap.mmap,
     name: str,
     start: int,
     headers: bool,
@@ -244,7 +253,7 @@ def _native_batches(
 def _native_entry(
     builder: Any,
     frame: tuple[int, int] | SegmentError,
-    data: bytes,
+    data: bytes | mmap.mmap,
     name: str,
     start: int,
     headers: bool,
