@@ -373,6 +373,52 @@ def test_a_map_of_a_segment_reads_as_its_file(
     assert any(errors(expected[tmp_path / f"{n}.log"][0]) for n in made)
 
 
+def _resident(path: Path) -> int | None:
+    """The bytes of the process's maps of ``path`` resident now (/proc/self/smaps), None where
+    that is not to be read."""
+    try:
+        lines = Path("/proc/self/smaps").read_text().splitlines()
+    except OSError:
+        return None
+    rss, ours = 0, False
+    for line in lines:
+        head = line.split()
+        if head and "-" in head[0] and not head[0].endswith(":"):  # a map's first line
+            ours = head[-1] == str(path)
+        elif ours and head[0] == "Rss:":
+            rss += int(head[1]) * 1024
+    return rss
+
+
+def test_a_read_only_map_read_whole_gives_its_pages_back(
+    tmp_path: Path, records_module: ModuleType
+) -> None:
+    """The native loop gives back the pages of a read-only map it has read past (they would
+    all count in the process's memory by the end of the file), not those of a map the caller
+    may have written to; the batches are the file's either way."""
+    import mmap
+
+    held = dumps_arrow._MAP_HELD
+    path = tmp_path / "large.log"
+    path.write_bytes(
+        b"".join(
+            _batch([(b"k", bytes([i % 251]) * 1000)] * 10, base_offset=10 * i)
+            for i in range(4 * held // 10_000)
+        )
+    )
+    expected = list(record_batches(path, native=True, batch_rows=500))
+    assert path.stat().st_size > 3 * held and len(expected) > 8
+    read: dict[int, int | None] = {}
+    for access in (mmap.ACCESS_READ, mmap.ACCESS_COPY):
+        with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=access) as m:
+            got = list(record_batches(m, name=str(path), native=True, batch_rows=500))
+            read[access] = _resident(path)
+            assert got == expected
+    if read[mmap.ACCESS_READ] is None:
+        pytest.skip("no /proc/self/smaps")
+    assert read[mmap.ACCESS_READ] <= 2 * held < 3 * held < (read[mmap.ACCESS_COPY] or 0)
+
+
 def test_many_log_batches_per_arrow_batch(records_module: ModuleType) -> None:
     data = b"".join(_batch([(b"k", b"v")] * 4, base_offset=4 * i) for i in range(10))
     got = both(data, batch_rows=10)

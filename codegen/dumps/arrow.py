@@ -205,6 +205,8 @@ def _native_batches(
     errors: list[tuple[int, str]] = []
     pos, end = 0, len(data)
     every_entry_native = verify_crc  # the builder's newest time counts checked batches only
+    given_back = data if isinstance(data, mmap.mmap) and _gives_back(data) else None
+    kept = 0  # given_back's pages are held from here on
     while pos < end:
         # The uncompressed v2 batches in C, up to an entry it leaves here or a full Arrow batch.
         pos = builder.add_entries(
@@ -218,6 +220,8 @@ def _native_batches(
             _FLUSH_BYTES,
             decompress,
         )
+        if given_back is not None and pos - kept >= _MAP_HELD:
+            kept = _give_back(given_back, kept, pos)
         if builder.rows >= batch_rows or builder.nbytes > _FLUSH_BYTES:
             yield _native_record_batch(builder.finish(), errors)
             errors = []
@@ -248,6 +252,31 @@ def _native_batches(
         yield _native_record_batch(builder.finish(), errors)
     if newest_times is not None:
         newest_times.append(builder.newest_time if every_entry_native else None)
+
+
+_MAP_HELD: Final = 1 << 20
+"""Bytes of a read-only map read whole that the native loop holds behind where it reads: past
+them the pages it has read are given back (``MADV_DONTNEED``: they stay in the page cache, and
+the map reads the same), so the map's pages do not all count in the process's memory by the
+end of the file, as the bytes of a ``read`` of it did."""
+
+
+def _gives_back(data: mmap.mmap) -> bool:
+    """Whether the pages of a map may be given back as it is read: a read-only map (a writable
+    one's pages may hold the caller's writes), where the system gives pages back."""
+    if not hasattr(mmap, "MADV_DONTNEED"):
+        return False
+    with memoryview(data) as view:
+        return view.readonly
+
+
+def _give_back(data: mmap.mmap, kept: int, pos: int) -> int:
+    """The whole pages of ``data`` from ``kept`` (a page boundary) to ``pos`` given back; where
+    its pages are kept from now."""
+    to = pos - pos % mmap.PAGESIZE
+    if to > kept:
+        data.madvise(mmap.MADV_DONTNEED, kept, to - kept)
+    return to
 
 
 def _native_entry(
