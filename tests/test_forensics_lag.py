@@ -31,7 +31,7 @@ from codegen.dumps.writer import encode_record_batch
 from codegen.forensics import lag as lag_module
 from codegen.forensics.burrow import burrow_status, window_judgements, worst_of_runs
 from codegen.forensics.burrow import group_status as burrow_group_status
-from codegen.forensics.commits import Commit, KeyedCommits
+from codegen.forensics.commits import Commit, CommitColumns, KeyedCommits
 from codegen.forensics.groups import AsOf, group_reports
 from codegen.forensics.inputs import LogEnd, LogEnds, discover, replica_rows
 from codegen.forensics.lag import GroupLag, PartitionLag, lag_reports
@@ -488,6 +488,73 @@ def test_lag_lines_keep_repeated_texts_apart(log_folder: Path) -> None:
             masks,
             bounds,
         )
+
+
+def test_written_group_lines_are_the_groups_lines(
+    log_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """write_group_lines gives write the lines group_lines makes, each with a newline: the
+    native printer a buffer at a time (a partition's commits cut across buffers, numbers of
+    every digit count, both signs and the int64 edges, log ends null and not), its views
+    released after each call; a group it does not print (an integer past 64 bits, a str
+    subclass) by the reference in its place; the same without the printer; an error of
+    write raised."""
+    import orjson
+
+    from codegen.forensics import lag_json
+
+    reports = lag_reports(log_folder)
+    edges = sorted({s * (10**w + d) for w in range(19) for d in (-1, 0, 1) for s in (1, -1)})
+    values = np.array([v for v in edges if -(2**63) <= v < 2**63] + [-(2**63)], np.int64)
+    n = 9_000  # some 1 MB of text: a partition's commits over several of the printer's buffers
+    rnd = np.random.default_rng(7)
+    wide = [values[rnd.integers(0, len(values), n)] for _ in range(6)]
+    known = rnd.integers(0, 2, n).astype(np.bool_)
+    columns = CommitColumns(*wide, known, 0, n)
+    base = reports[0].partitions[0]
+    cuts = [0, 1, 2, 4_000, 8_999, n]
+    parts = [_replace(base, columns=columns, start=a, stop=b) for a, b in itertools.pairwise(cuts)]
+    big = GroupLag("big", "OK", parts, 1, reports[0].share_partitions)
+    refused = GroupLag("past", None, [_replace(base, lag=2**64)], 5)
+
+    class Text(str):
+        pass
+
+    subclassed = GroupLag("s", None, [_replace(base, topic=Text("t-1"))], 6)
+    alone = GroupLag("g", None, [], 5)
+    every = [*reports, big, refused, alone, big, subclassed, *reports]
+    expected = b"".join(b"".join(p) + b"\n" for p in lag_json.group_lines(every))
+    assert expected.count(b"\n") == len(every) and orjson.dumps(big.to_json()) in expected
+
+    def written(groups: list[GroupLag]) -> tuple[bytes, list[memoryview], list[int]]:
+        views: list[memoryview] = []
+        sizes: list[int] = []
+        text = bytearray()
+
+        def write(chunk: memoryview | bytes) -> None:
+            if isinstance(chunk, memoryview):
+                views.append(chunk)
+                sizes.append(len(chunk))
+            text.extend(chunk)
+
+        assert lag_json.write_group_lines(groups, write) == len(groups)
+        return bytes(text), views, sizes
+
+    text, views, sizes = written(every)
+    assert text == expected
+    if lag_json.native_printer() is not None:
+        assert len(sizes) > 4 and max(sizes) <= 256 * 1024
+        with pytest.raises(ValueError, match="released"):
+            bytes(views[0])
+
+        def failing(chunk: memoryview | bytes) -> None:
+            raise OSError("disk full")
+
+        with pytest.raises(OSError, match="disk full"):
+            lag_json.write_group_lines(every, failing)
+    assert written([]) == (b"", [], [])
+    monkeypatch.setattr(lag_json, "native_printer", lambda: None)
+    assert written(every)[0] == expected
 
 
 def test_lines_in_parts_are_written_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

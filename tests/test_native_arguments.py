@@ -398,6 +398,7 @@ ENTRY_POINTS = [
     ("_records", "window_rules"),
     ("_records", "slot_objects"),
     ("_jsontext", "lag_lines"),
+    ("_jsontext", "lag_write"),
     ("_jsontext", "object_arrays"),
     ("_jsontext", "user_lines"),
     ("_jsontext", "user_dump_log"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Final
 
@@ -13,7 +14,7 @@ from codegen.failures import GuardedCommand
 from codegen.forensics.burrow import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW
 from codegen.forensics.inputs import parse_as_of
 from codegen.forensics.lag import GroupLag, lag_chunks
-from codegen.forensics.lag_json import group_lines, partition_rows
+from codegen.forensics.lag_json import group_lines, partition_rows, write_group_lines
 from codegen.forensics.output import (
     GROUP_OPTION,
     OUTPUT_OPTION,
@@ -140,7 +141,7 @@ def lag_command(
             # a partition's reports, made with the collector paused: none walked by it again
             freeze_survivors()
             if fmt == "jsonl":
-                out.write_parted_lines(_lag_json_parts(chunk))
+                out.write_printed(partial(write_group_lines, chunk))
             elif chunk:
                 out.write_lines([render_lag_table(chunk).encode()])
         if not out.lines:

@@ -4,7 +4,7 @@ commit columns by the native printer where it is built (an output of the lag vie
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Final
 
 import numpy as np
@@ -15,10 +15,21 @@ from codegen.forensics.commits import COMMIT_FIELDS, CommitColumns
 from codegen.forensics.lag import GroupLag, PartitionLag
 from codegen.forensics.output import json_bytes
 
-__all__ = ["commits_json", "group_line", "group_lines", "group_parts", "partition_rows"]
+__all__ = [
+    "Write",
+    "commits_json",
+    "group_line",
+    "group_lines",
+    "group_parts",
+    "partition_rows",
+    "write_group_lines",
+]
 
 PartitionRows = tuple[np.ndarray, np.ndarray]
 """Partitions' starts and stops in their commit columns, in order (:func:`partition_rows`)."""
+
+Write = Callable[[bytes | memoryview], object]
+"""An output's write: given text (a memoryview read within the call only), writes it all."""
 
 
 def partition_rows(partitions: Sequence[PartitionLag]) -> PartitionRows:
@@ -60,12 +71,8 @@ def group_lines(
         partitions = [p for g in groups for p in g.partitions]
     if printer is None or not partitions:
         return _reference_lines(groups, iter(commits_json(partitions)))
-    shares = [
-        orjson.dumps([s.to_json() for s in g.share_partitions]) if g.share_partitions else None
-        for g in groups
-    ]
     lines: list[bytes | None] = printer.lag_lines(
-        list(groups), shares, _COMMIT_PREFIXES, *_commit_rows(partitions, rows)
+        list(groups), _shares(groups), _COMMIT_PREFIXES, *_commit_rows(partitions, rows)
     )
     if all(line is not None for line in lines):
         return [[line] for line in lines if line is not None]
@@ -75,6 +82,48 @@ def group_lines(
         commits = [next(texts) for _ in g.partitions]
         out += [[line]] if line is not None else _reference_lines([g], iter(commits))
     return out
+
+
+def write_group_lines(
+    groups: Sequence[GroupLag],
+    write: Write,
+    partitions: Sequence[PartitionLag] | None = None,
+    rows: PartitionRows | None = None,
+) -> int:
+    """:func:`group_lines`' lines, each ending with a newline, given to ``write``; their count.
+    The native printer writes them through one buffer it reuses (``lag_write``,
+    ``codegen/native/lag_lines.h``), where lines made whole (each a bytes object, megabytes at
+    16 M records) were written into fresh memory and out of cache; a group whose line it does
+    not print is printed by the reference, in its place."""
+
+    def by_reference(group: GroupLag) -> None:
+        parts = _reference_lines([group], iter(commits_json(group.partitions)))[0]
+        write(b"".join([*parts, b"\n"]))
+
+    printer = native_printer()
+    if partitions is None:
+        partitions = [p for g in groups for p in g.partitions]
+    if printer is None or not partitions:  # a line at a time: none held but the one written
+        for group in groups:
+            by_reference(group)
+        return len(groups)
+    listed, shares = list(groups), _shares(groups)
+    columns, masks, bounds = _commit_rows(partitions, rows)
+    at = 0
+    while at < len(listed):
+        at = printer.lag_write(write, listed, shares, _COMMIT_PREFIXES, columns, masks, bounds, at)
+        if at < len(listed):
+            by_reference(listed[at])
+            at += 1
+    return len(listed)
+
+
+def _shares(groups: Sequence[GroupLag]) -> list[bytes | None]:
+    """Each group's "sharePartitions" text, None where it has none."""
+    return [
+        orjson.dumps([s.to_json() for s in g.share_partitions]) if g.share_partitions else None
+        for g in groups
+    ]
 
 
 def _reference_lines(groups: Sequence[GroupLag], texts: Iterator[bytes]) -> list[list[bytes]]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, BinaryIO, Final
 
@@ -183,6 +183,11 @@ class LineOutput:
                 out.flush()  # what was written through the buffer goes first
                 _write_all(fd, [*parts, b"\n"])
             self.lines += 1
+
+    def write_printed(self, lines: Callable[[Callable[[bytes | memoryview], object]], int]) -> None:
+        """Lines a printer writes itself, given the output's write (text of whole lines, each
+        ending with a newline); ``lines`` returns their count."""
+        self.lines += lines(self._opened().write)
 
     def close(self) -> None:
         if self._file is None:

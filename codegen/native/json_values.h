@@ -14,9 +14,41 @@ typedef struct {
     char *p;
     Py_ssize_t len, cap;
     PyObject *owner; /* a bytes object p points into (the batch's result), or NULL: PyMem */
+    PyObject *sink;  /* a callable given the text when the buffer fills (buf_drain), or NULL */
 } Buf;
 
+/* b's text given to b->sink (the output's write, called with a memoryview of it, released
+   after), b emptied: a printer whose output is megabytes reuses one buffer that stays in
+   cache, where text written whole went to fresh memory, and out of cache, as it grew. */
+static int buf_drain(Buf *b) {
+    if (b->len == 0) return 0;
+    PyObject *view = PyMemoryView_FromMemory(b->p, b->len, PyBUF_READ);
+    if (!view) return -1;
+    PyObject *written = PyObject_CallOneArg(b->sink, view);
+    /* the view released even after an error: nothing reads the buffer once it is reused */
+    PyObject *type, *value, *trace;
+    PyErr_Fetch(&type, &value, &trace);
+    PyObject *released = PyObject_CallMethod(view, "release", NULL);
+    Py_DECREF(view);
+    if (type) {
+        Py_XDECREF(released);
+        PyErr_Restore(type, value, trace);
+    }
+    if (!written || !released) {
+        Py_XDECREF(written);
+        return -1;
+    }
+    Py_DECREF(written);
+    Py_DECREF(released);
+    b->len = 0;
+    return 0;
+}
+
 static int buf_grow(Buf *b, Py_ssize_t more) {
+    if (b->sink) { /* its text written out first: grown only for more than it holds */
+        if (buf_drain(b) < 0) return -1;
+        if (b->cap - b->len >= more) return 0;
+    }
     Py_ssize_t cap = b->cap ? b->cap : 1 << 16;
     while (cap - b->len < more) {
         if (cap > PY_SSIZE_T_MAX / 2) {

@@ -5,7 +5,8 @@
  * partition's members as PartitionLag.to_json names them, its commits as object_arrays prints
  * them. A group with a value not printed here (a string with a lone surrogate, an integer past
  * 64 bits, a type the views do not make) gets None: the caller prints that line by the
- * reference. Included by jsontext.c after object_arrays (ObjectRows, put_object_rows).
+ * reference. lag_write gives the same lines to the output's write a buffer at a time (lag
+ * --format jsonl). Included by jsontext.c after object_arrays (ObjectRows, put_object_rows).
  */
 
 enum { LG_GROUP, LG_STATUS, LG_NOW, LG_PARTITIONS, N_GROUP_ATTRS };
@@ -191,26 +192,112 @@ static HOT_INLINE int put_partition_member(Buf *b, PartitionReader *r, PyObject 
     return done;
 }
 
-/* One group's line: 0, NOT_HERE or -1; its partitions' commits are rows at[p]:at[p + 1]. */
-static int put_group_line(Buf *b, PyObject *g, PyObject *partitions, PyObject *share,
-                          const ObjectRows *rows, const int64_t *at, PartitionReader *reader) {
+/* What lag_lines and lag_write print from: the groups (a list of GroupLag), their shares'
+   texts and partitions' lists (held), the commit rows and their bounds, the partitions'
+   reader, and one group's skeleton: its line without its partitions' commits, the commits of
+   partition p going at cut[p] (its text and cut reused from group to group). */
+typedef struct {
+    PyObject *groups, *shares, *parts;
+    ObjectRows rows;
+    RowBuffers held;
+    Py_buffer bounds;
+    int held_bounds;
+    PartitionReader *reader;
+    Buf skeleton;
+    Py_ssize_t *cut, cut_cap;
+} LagPrint;
+
+static void lag_print_close(LagPrint *lp) {
+    if (lp->reader) partition_reader_release(lp->reader);
+    PyMem_Free(lp->reader);
+    PyMem_Free(lp->skeleton.p);
+    PyMem_Free(lp->cut);
+    if (lp->held_bounds) PyBuffer_Release(&lp->bounds);
+    row_buffers_release(&lp->held);
+    Py_XDECREF(lp->parts);
+}
+
+/* lp read from (groups, shares, prefixes, columns, masks, bounds), as lag_lines takes them
+   (`name` names the caller in errors); 0, or -1 with an error set (lp closed either way by
+   lag_print_close). */
+static int lag_print_open(LagPrint *lp, const char *name, PyObject *const *args) {
+    memset(lp, 0, sizeof *lp);
+    if (lag_names() < 0) return -1;
+    lp->groups = args[0];
+    lp->shares = args[1];
+    const Py_ssize_t ng = PyList_GET_SIZE(lp->groups);
+    if (!(lp->parts = PyList_New(ng))) return -1;
+    Py_ssize_t total = 0;
+    for (Py_ssize_t g = 0; g < ng; g++) {
+        PyObject *share = PyList_GET_ITEM(lp->shares, g);
+        if (share != Py_None && !PyBytes_Check(share)) {
+            PyErr_Format(PyExc_TypeError, "%s: a group's shares are bytes or None", name);
+            return -1;
+        }
+        PyObject *ps =
+            PyObject_GetAttr(PyList_GET_ITEM(lp->groups, g), S_group_attrs[LG_PARTITIONS]);
+        if (!ps) return -1;
+        PyList_SET_ITEM(lp->parts, g, ps);
+        if (!PyList_CheckExact(ps)) {
+            PyErr_Format(PyExc_TypeError, "%s: a group's partitions are a list", name);
+            return -1;
+        }
+        total += PyList_GET_SIZE(ps);
+    }
+    const Py_ssize_t n = object_rows(name, args[2], args[3], args[4], &lp->rows, &lp->held);
+    const Py_ssize_t runs = n < 0 ? -1 : row_bounds(name, args[5], &lp->bounds, n);
+    if (runs < 0) return -1;
+    lp->held_bounds = 1;
+    if (runs != total) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd bounds' runs for %zd partitions", name, runs,
+                     total);
+        return -1;
+    }
+    if (!(lp->reader = PyMem_Malloc(sizeof *lp->reader))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    PyTypeObject *first = NULL;
+    for (Py_ssize_t g = 0; g < ng && !first; g++)
+        if (PyList_GET_SIZE(PyList_GET_ITEM(lp->parts, g)))
+            first = Py_TYPE(PyList_GET_ITEM(PyList_GET_ITEM(lp->parts, g), 0));
+    partition_reader(lp->reader, first ? first : &PyBaseObject_Type);
+    return 0;
+}
+
+/* Group g's skeleton into lp (its line without its commits, cut where they go): 0, NOT_HERE
+   or -1. */
+static int lag_skeleton(LagPrint *lp, Py_ssize_t g) {
     static const char *const keys[3] = {"{\"group\":", ",\"status\":", ",\"now\":"};
+    PyObject *group = PyList_GET_ITEM(lp->groups, g), *share = PyList_GET_ITEM(lp->shares, g);
+    PyObject *partitions = PyList_GET_ITEM(lp->parts, g);
+    const Py_ssize_t n = PyList_GET_SIZE(partitions);
+    Buf *b = &lp->skeleton;
+    b->len = 0;
+    if (n > lp->cut_cap) {
+        Py_ssize_t *cut = PyMem_Realloc(lp->cut, (size_t)n * sizeof *cut);
+        if (!cut) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        lp->cut = cut;
+        lp->cut_cap = n;
+    }
     for (int i = 0; i < 3; i++) {
-        int done = put_member(b, keys[i], g, S_group_attrs[i]);
+        int done = put_member(b, keys[i], group, S_group_attrs[i]);
         if (done) return done;
     }
-    Py_ssize_t n = PyList_GET_SIZE(partitions);
     if (PUT_LITERAL(b, ",\"partitions\":[") < 0) return -1;
     for (Py_ssize_t p = 0; p < n; p++) {
         PyObject *part = PyList_GET_ITEM(partitions, p);
         if (p && PUT_LITERAL(b, ",") < 0) return -1;
         for (int i = 0; i < N_PARTITION_ATTRS; i++) {
-            int done = put_partition_member(b, reader, part, i);
+            int done = put_partition_member(b, lp->reader, part, i);
             if (done) return done;
         }
-        if (PUT_LITERAL(b, ",\"commits\":") < 0 || put_object_rows(b, rows, at[p], at[p + 1]) < 0 ||
-            PUT_LITERAL(b, "}") < 0)
-            return -1;
+        if (PUT_LITERAL(b, ",\"commits\":") < 0) return -1;
+        lp->cut[p] = b->len;
+        if (PUT_LITERAL(b, "}") < 0) return -1;
     }
     if (PUT_LITERAL(b, "]") < 0) return -1;
     if (share != Py_None && (PUT_LITERAL(b, ",\"sharePartitions\":") < 0 ||
@@ -219,98 +306,125 @@ static int put_group_line(Buf *b, PyObject *g, PyObject *partitions, PyObject *s
     return PUT_LITERAL(b, "}");
 }
 
+/* Group g's line from its skeleton (lag_skeleton) and its partitions' commits, rows at[p]:at[p
+   + 1]; 0 or -1. */
+static int lag_line(Buf *b, const LagPrint *lp, Py_ssize_t g, const int64_t *at) {
+    const Py_ssize_t n = PyList_GET_SIZE(PyList_GET_ITEM(lp->parts, g));
+    const char *text = lp->skeleton.p;
+    Py_ssize_t done = 0;
+    for (Py_ssize_t p = 0; p < n; p++) {
+        if (buf_put(b, text + done, lp->cut[p] - done) < 0 ||
+            put_object_rows(b, &lp->rows, at[p], at[p + 1]) < 0)
+            return -1;
+        done = lp->cut[p];
+    }
+    return buf_put(b, text + done, lp->skeleton.len - done);
+}
+
+/* Whether lag_lines' and lag_write's groups and shares are two lists of one length. */
+static int lag_lists(PyObject *const *args) {
+    return PyList_CheckExact(args[0]) && PyList_CheckExact(args[1]) &&
+           PyList_GET_SIZE(args[0]) == PyList_GET_SIZE(args[1]);
+}
+
 /* lag_lines(groups, shares, prefixes, columns, masks, bounds) -> list: per group (a list of
    GroupLag) its line (bytes, no newline) or None (printed by the reference). shares: per
    group its "sharePartitions" text (bytes) or None. The commits of the p-th partition of the
    groups (counted in order) are rows bounds[p]:bounds[p + 1] of object_arrays' columns. */
 static PyObject *lag_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 6 || !PyList_CheckExact(args[0]) || !PyList_CheckExact(args[1]) ||
-        PyList_GET_SIZE(args[0]) != PyList_GET_SIZE(args[1]))
+    if (nargs != 6 || !lag_lists(args))
         return usage_error("lag_lines(groups, shares, prefixes, columns, masks, bounds): two "
                            "lists of one length, three tuples and a buffer");
-    if (lag_names() < 0) return NULL;
-    const Py_ssize_t ng = PyList_GET_SIZE(args[0]);
-    ObjectRows rows;
-    RowBuffers held;
-    memset(&held, 0, sizeof held);
-    Py_buffer bounds;
-    int held_bounds = 0;
-    PartitionReader *reader = NULL;
-    PyObject *out = NULL, *parts = PyList_New(ng);
-    Buf b = {NULL, 0, 0, NULL};
-    if (!parts) return NULL;
-    Py_ssize_t total = 0;
-    for (Py_ssize_t g = 0; g < ng; g++) {
-        PyObject *share = PyList_GET_ITEM(args[1], g);
-        if (share != Py_None && !PyBytes_Check(share)) {
-            PyErr_SetString(PyExc_TypeError, "lag_lines: a group's shares are bytes or None");
-            goto done;
-        }
-        PyObject *ps = PyObject_GetAttr(PyList_GET_ITEM(args[0], g), S_group_attrs[LG_PARTITIONS]);
-        if (!ps) goto done;
-        PyList_SET_ITEM(parts, g, ps);
-        if (!PyList_CheckExact(ps)) {
-            PyErr_SetString(PyExc_TypeError, "lag_lines: a group's partitions are a list");
-            goto done;
-        }
-        total += PyList_GET_SIZE(ps);
-    }
-    Py_ssize_t n = object_rows("lag_lines", args[2], args[3], args[4], &rows, &held);
-    Py_ssize_t runs = n < 0 ? -1 : row_bounds("lag_lines", args[5], &bounds, n);
-    if (runs < 0) goto done;
-    held_bounds = 1;
-    if (runs != total) {
-        PyErr_Format(PyExc_ValueError, "lag_lines: %zd bounds' runs for %zd partitions", runs,
-                     total);
-        goto done;
-    }
-    const int64_t *at = bounds.buf;
-    if (!(reader = PyMem_Malloc(sizeof *reader))) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    PyTypeObject *first = NULL;
-    for (Py_ssize_t g = 0; g < ng && !first; g++)
-        if (PyList_GET_SIZE(PyList_GET_ITEM(parts, g)))
-            first = Py_TYPE(PyList_GET_ITEM(PyList_GET_ITEM(parts, g), 0));
-    partition_reader(reader, first ? first : &PyBaseObject_Type);
+    LagPrint lp;
+    PyObject *out = NULL;
+    if (lag_print_open(&lp, "lag_lines", args) < 0) goto done;
+    const Py_ssize_t ng = PyList_GET_SIZE(lp.groups);
+    const int64_t *at = lp.bounds.buf;
     if (!(out = PyList_New(ng))) goto done;
     for (Py_ssize_t g = 0; g < ng; g++) {
-        PyObject *ps = PyList_GET_ITEM(parts, g);
-        /* the line is written into its bytes object (sized for about its text: a commit's is
-           near 120 bytes), grown if it must be and cut to its length at the end: no copy */
-        Py_ssize_t size = 256, np = PyList_GET_SIZE(ps);
-        for (Py_ssize_t p = 0; p < np && size < PY_SSIZE_T_MAX / 4; p++)
-            size += 512 + 128 * (Py_ssize_t)(at[p + 1] - at[p]);
-        if (!(b.owner = PyBytes_FromStringAndSize(NULL, size))) {
-            Py_CLEAR(out);
-            goto done;
+        const Py_ssize_t np = PyList_GET_SIZE(PyList_GET_ITEM(lp.parts, g));
+        int done = lag_skeleton(&lp, g);
+        PyObject *line = NULL;
+        if (done == 0) {
+            /* the line is written into its bytes object (sized for about its text: a commit's
+               is near 120 bytes), grown if it must be and cut to its length at the end: no
+               copy */
+            Py_ssize_t size = lp.skeleton.len;
+            for (Py_ssize_t p = 0; p < np && size < PY_SSIZE_T_MAX / 4; p++)
+                size += 2 + 128 * (Py_ssize_t)(at[p + 1] - at[p]);
+            Buf b = {NULL, 0, size, PyBytes_FromStringAndSize(NULL, size), NULL};
+            if (!b.owner) done = -1;
+            else b.p = PyBytes_AS_STRING(b.owner);
+            if (done == 0 && (lag_line(&b, &lp, g, at) < 0 || _PyBytes_Resize(&b.owner, b.len) < 0))
+                done = -1;
+            line = b.owner;
+            if (done < 0) Py_CLEAR(line);
         }
-        b.p = PyBytes_AS_STRING(b.owner);
-        b.len = 0;
-        b.cap = size;
-        int done = put_group_line(&b, PyList_GET_ITEM(args[0], g), ps, PyList_GET_ITEM(args[1], g),
-                                  &rows, at, reader);
         at += np;
-        if (done == -1 || (done == 0 && _PyBytes_Resize(&b.owner, b.len) < 0)) {
+        if (done == -1) {
+            Py_XDECREF(line);
             Py_CLEAR(out);
             goto done;
         }
-        if (done == NOT_HERE && PyErr_Occurred()) PyErr_Clear();
-        PyObject *line = b.owner;
-        b.owner = NULL;
         if (done == NOT_HERE) {
-            Py_DECREF(line);
+            PyErr_Clear(); /* the reference prints the line, and raises what it must */
             line = Py_NewRef(Py_None);
         }
         PyList_SET_ITEM(out, g, line);
     }
 done:
-    if (reader) partition_reader_release(reader);
-    PyMem_Free(reader);
-    Py_XDECREF(b.owner);
-    if (held_bounds) PyBuffer_Release(&bounds);
-    row_buffers_release(&held);
-    Py_DECREF(parts);
+    lag_print_close(&lp);
     return out;
+}
+
+/* The most text lag_write holds before it gives it to its write: room for a commit's row at
+   least, and kept within the second-level cache (2 MiB a core here) with the columns read. */
+#define LAG_WRITE_CHUNK (256 * 1024)
+
+/* lag_write(write, groups, shares, prefixes, columns, masks, bounds, first) -> int: the lines
+   of groups[first:] as lag_lines makes them, each with a newline, given to write (the
+   output's: called with a memoryview of up to LAG_WRITE_CHUNK bytes, released after) up to the
+   first group whose line lag_lines makes None; that group's index, len(groups) past the last.
+   Text of megabytes goes out through one buffer reused, not a bytes object a line. */
+static PyObject *lag_write(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 8 || !PyCallable_Check(args[0]) || !lag_lists(args + 1) ||
+        !PyLong_CheckExact(args[7]))
+        return usage_error("lag_write(write, groups, shares, prefixes, columns, masks, bounds, "
+                           "first): a callable, two lists of one length, three tuples, a "
+                           "buffer and an int");
+    const Py_ssize_t first = PyLong_AsSsize_t(args[7]);
+    if (first == -1 && PyErr_Occurred()) return NULL;
+    LagPrint lp;
+    Buf b = {NULL, 0, 0, NULL, args[0]};
+    Py_ssize_t g = -1;
+    if (lag_print_open(&lp, "lag_write", args + 1) < 0) goto done;
+    const Py_ssize_t ng = PyList_GET_SIZE(lp.groups);
+    if (first < 0 || first > ng) {
+        PyErr_SetString(PyExc_ValueError, "lag_write: first outside the groups");
+        goto done;
+    }
+    if (!(b.p = PyMem_Malloc(LAG_WRITE_CHUNK))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    b.cap = LAG_WRITE_CHUNK;
+    const int64_t *at = lp.bounds.buf;
+    for (Py_ssize_t k = 0; k < first; k++) at += PyList_GET_SIZE(PyList_GET_ITEM(lp.parts, k));
+    for (g = first; g < ng; g++) {
+        const int done = lag_skeleton(&lp, g);
+        if (done == NOT_HERE) {
+            PyErr_Clear(); /* the reference prints the line, and raises what it must */
+            break;
+        }
+        if (done < 0 || lag_line(&b, &lp, g, at) < 0 || PUT_LITERAL(&b, "\n") < 0) {
+            g = -1;
+            goto done;
+        }
+        at += PyList_GET_SIZE(PyList_GET_ITEM(lp.parts, g));
+    }
+    if (buf_drain(&b) < 0) g = -1;
+done:
+    PyMem_Free(b.p);
+    lag_print_close(&lp);
+    return g < 0 ? NULL : PyLong_FromSsize_t(g);
 }

@@ -234,8 +234,8 @@ static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, int64_t from, int
     }
     const Py_ssize_t row_room = 1 + nf * (PREFIX_MAX + INT64_TEXT_MAX) + PREFIX_MAX;
     if (from == to) return PUT_LITERAL(b, "[]");
-    /* every row begins with ",": the first one's made the "[" after (no test a row for it) */
-    const Py_ssize_t opening = b->len;
+    /* every row begins with ",": the first one's made the "[" after its block (no test a row
+       for it), before the buffer can be drained (a sink's: buf_drain) */
     for (int64_t row = from; row < to;) {
         /* the rows that fit in the room there is (grown only when one does not: a buffer
            sized for its text is not grown, and copied, for room it does not use) */
@@ -243,6 +243,7 @@ static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, int64_t from, int
         const int64_t fit = (b->cap - b->len) / row_room;
         const int64_t block_end = to - row > fit ? row + fit : to;
         char *o = b->p + b->len;
+        char *const opening = row == from ? o : NULL;
         for (; row < block_end; row++) {
             *o++ = ',';
 #pragma GCC unroll 16
@@ -259,9 +260,9 @@ static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, int64_t from, int
             memcpy(o, tail, PREFIX_MAX);
             o += tail_len;
         }
+        if (opening) *opening = '[';
         b->len = o - b->p;
     }
-    b->p[opening] = '[';
     return PUT_LITERAL(b, "]");
 }
 
