@@ -547,7 +547,8 @@ def test_history_columns_by_key_in_any_order(seed: int, count: int, n: int) -> N
     int64 = np.iinfo(np.int64)
     committed = rng.integers(int64.min, int64.max, n, dtype=np.int64, endpoint=True)
     times = rng.integers(int64.min, int64.max, n, dtype=np.int64, endpoint=True)
-    epochs = rng.choice(np.array([-(1 << 31), -1, 0, 5, (1 << 31) - 1], np.int64), n)
+    epochs = rng.choice(np.array([-(1 << 31), -1, 0, 5, (1 << 31) - 1], np.int32), n)
+    epoch_valid = (rng.random(n) < 0.8).astype(np.uint8)  # not valid: -1
     offsets = np.arange(100, 100 + n, dtype=np.int64)
     key = pa.array([names[k] for k in key_of], pa.binary())
     value = pa.array([b"v"] * n, pa.binary())
@@ -556,9 +557,10 @@ def test_history_columns_by_key_in_any_order(seed: int, count: int, n: int) -> N
     assert history.effect_rows() == b""
     history.add_records(
         *_buffers(key), *_buffers(value), flags, np.zeros(n, np.int64), offsets,
-        np.zeros(n, np.int64), committed, times, epochs,
+        np.zeros(n, np.int64), committed, times, epochs, epoch_valid,
     )  # fmt: skip
     assert np.frombuffer(history.effect_rows(), np.int64).tolist() == offsets.tolist()
+    epochs = np.where(epoch_valid.view(np.bool_), epochs, -1)
     first_rows = np.frombuffer(history.key_rows(0), np.int64)
     number_of = {int(key_of[row]): k for k, row in enumerate(first_rows.tolist())}
     number = np.array([number_of[k] for k in key_of.tolist()])  # each row's key number
@@ -626,7 +628,7 @@ def test_keyed_commit_columns_are_advised_huge_pages() -> None:
     history.add_records(
         *_buffers(key), *_buffers(pa.array([b"v"] * n, pa.binary())),
         np.full(n, DECODED, np.uint8), np.zeros(n, np.int64), values, np.zeros(n, np.int64),
-        values, values, values,
+        values, values, values.astype(np.int32), np.ones(n, np.uint8),
     )  # fmt: skip
     first_rows = np.frombuffer(history.key_rows(0), np.int64)
     order = np.argsort(key_of[first_rows], kind="stable").astype(np.int64)  # by name number
@@ -657,7 +659,7 @@ def test_history_bad_key_orders_are_typed_errors(order: np.ndarray, message: str
     args = list(_rows(2))
     key = pa.array([_key(False, "g", "t", 0), _key(False, "g", "t", 1)], pa.binary())
     args[0], args[1] = _buffers(key)
-    effects.add_records(*args, np.zeros(2, np.int64), np.zeros(2, np.int64), np.zeros(2, np.int64))
+    effects.add_records(*args, *_no_numbers(2))
     assert effects.key_count == 2
     assert np.frombuffer(effects.key_rows(0), np.int64).tolist() == [0, 1]
     with pytest.raises(ValueError, match=message):
@@ -768,13 +770,18 @@ def test_history_mode_errors_are_typed() -> None:
     with pytest.raises(TypeError, match="in history mode"):
         history.add_records(*_rows(1))  # without the decoded values
     with pytest.raises(TypeError, match="add_records"):
-        plain.add_records(
-            *_rows(1), np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64)
-        )
-    with pytest.raises(ValueError, match="not one length"):
-        history.add_records(
-            *_rows(2), np.zeros(2, np.int64), np.zeros(1, np.int64), np.zeros(2, np.int64)
-        )
+        plain.add_records(*_rows(1), *_no_numbers(1))
+    committed, times, epochs, valid = _no_numbers(2)
+    for wrong in (
+        (committed, times[:1], epochs, valid),
+        (committed, times, epochs[:1], valid),
+        (committed, times, epochs.astype(np.int64), valid),  # epochs are int32
+        (committed, times, epochs, np.ones(1, np.uint8)),
+        (committed, times, epochs, np.zeros(3, np.uint8)),
+        (committed, times, epochs, np.zeros(0, np.uint8)),
+    ):
+        with pytest.raises(ValueError, match="not one length"):
+            history.add_records(*_rows(2), *wrong)
     with pytest.raises(ValueError, match="needs CommitEffects\\(history=True\\)"):
         plain.effect_rows()
     with pytest.raises(ValueError, match="give 0 to the keys' count"):
@@ -786,6 +793,23 @@ def test_history_mode_errors_are_typed() -> None:
             kept()
     keyed = history.keyed(np.zeros(0, np.int64))
     assert [len(b) for b in keyed] == [0, 8, 0, 0, 0, 0, 8, 0, 0, 0]  # deleted: a list, of no key
+
+
+def _no_numbers(n: int) -> tuple[np.ndarray, ...]:
+    """History mode's numbers of n rows (committed, commit times, epochs, their validity), 0
+    and every epoch valid."""
+    return (
+        np.zeros(n, np.int64),
+        np.zeros(n, np.int64),
+        np.zeros(n, np.int32),
+        np.ones(n, np.uint8),
+    )
+
+
+def _as_noted(numbers: tuple[np.ndarray, ...]) -> list[np.ndarray]:
+    """_effect_numbers' as the engine notes them: the epochs -1 where not valid."""
+    committed, times, epochs, valid = numbers
+    return [committed, times, np.where(valid.view(np.bool_), epochs, -1).astype(np.int64)]
 
 
 def _engine_kinds(table: pa.Table) -> np.ndarray:
@@ -869,10 +893,13 @@ def test_history_numbers_read_in_place_are_commit_numbers(
         table = table.slice(min(start, table.num_rows))
         want = commit_numbers(table)
         with mock.patch.object(effects, "commit_numbers", side_effect=AssertionError):
-            got = effects._effect_numbers(table) if table.num_rows else want
+            got = effects._effect_numbers(table) if table.num_rows else None
+        if got is None:
+            continue
+        assert [g.dtype for g in got] == [np.int64, np.int64, np.int32, np.uint8]
+        assert len(got[3]) == len(got[2]) and set(got[3].tolist()) <= {0, 1}
         commit = np.isin(_engine_kinds(table), [PLAIN_COMMIT, TRANSACTIONAL_COMMIT])
-        for g, w in zip(got, want, strict=True):
-            assert g.dtype == np.int64
+        for g, w in zip(_as_noted(got), want, strict=True):
             assert g[commit].tolist() == w[commit].tolist()
 
 
@@ -901,7 +928,7 @@ def test_history_numbers_of_the_reference_decoding_are_commit_numbers() -> None:
         ),
     )
     table = pa.table({"decodedValue": value})
-    got = effects._effect_numbers(table)
+    got = _as_noted(effects._effect_numbers(table))
     assert [g.tolist() for g in got] == [g.tolist() for g in commit_numbers(table)]
     assert [g.tolist() for g in got] == [[5, 0], [9, 0], [2, -1]]
 

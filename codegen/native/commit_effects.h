@@ -360,7 +360,7 @@ static HOT_INLINE Py_ssize_t commit_key_end(const uint8_t *key, Py_ssize_t size)
     return at <= size ? at : -1;
 }
 
-#define EFFECT_MAX_BUFFERS 11
+#define EFFECT_MAX_BUFFERS 12
 
 typedef struct {
     Py_buffer views[EFFECT_MAX_BUFFERS];
@@ -542,24 +542,32 @@ static HOT_INLINE uint64_t effects_look(const uint8_t *kdata, const int32_t *kof
     return commit_key_hash(k + 2, *size);
 }
 
+/* Row i's leader epoch: -1 where valid[i] is 0 (valid[i] - 1 is -1 or 0: or-ed in, no
+   branch on the row). */
+static inline int32_t epoch_at(const int32_t *epochs, const uint8_t *valid, Py_ssize_t i) {
+    return epochs[i] | ((int32_t)valid[i] - 1);
+}
+
 /* add_records(key_offsets, key_data, value_offsets, value_data, flags, producers, offsets,
-   timestamps[, committed, commit_times, epochs]) -> bytes: rows of the engine's columns, in
-   log order: binary key and value (int32 offsets, rows + 1 of them from the first row, and
-   data), uint8 flags (commit_kinds.h), int64 producer ids, record offsets and timestamps; in
-   history mode (only), each row's decoded committed offset, commit timestamp and leader epoch
-   (int64). Returns each row's kind (uint8, commit_kinds.h), read from its key bytes and flags.
-   Every row is checked before any takes effect: the key and value offsets rise within their
-   data (offsets_rise). One loop: each row's kind, key size and hash are read EFFECTS_AHEAD
-   rows before its turn (into a ring of EFFECTS_AHEAD), so that the table's slot of a key a
-   little ahead, then its entry, are fetched while a row is applied (a key is rarely in the
-   cache), where a first loop over the chunk wrote them to two arrays the second read back. */
+   timestamps[, committed, commit_times, epochs, epoch_valid]) -> bytes: rows of the engine's
+   columns, in log order: binary key and value (int32 offsets, rows + 1 of them from the first
+   row, and data), uint8 flags (commit_kinds.h), int64 producer ids, record offsets and
+   timestamps; in history mode (only), each row's decoded committed offset and commit timestamp
+   (int64) and leader epoch (int32, as decoded: no cast of every row to int64), -1 where
+   epoch_valid (uint8, 0 or 1) is 0 (a legacy value's: no np.where over the rows). Returns each
+   row's kind (uint8, commit_kinds.h), read from its key bytes and flags. Every row is checked
+   before any takes effect: the key and value offsets rise within their data (offsets_rise).
+   One loop: each row's kind, key size and hash are read EFFECTS_AHEAD rows before its turn
+   (into a ring of EFFECTS_AHEAD), so that the table's slot of a key a little ahead, then its
+   entry, are fetched while a row is applied (a key is rarely in the cache), where a first
+   loop over the chunk wrote them to two arrays the second read back. */
 static PyObject *Effects_add_records(EffectsObject *e, PyObject *const *args,
                                      Py_ssize_t nargs) {
-    if (!arity_ok(nargs, e->keep_history ? 11 : 8,
+    if (!arity_ok(nargs, e->keep_history ? 12 : 8,
                   e->keep_history
                       ? "add_records(key_offsets, key_data, value_offsets, value_data, "
                         "flags, producers, offsets, timestamps, committed, commit_times, "
-                        "epochs) in history mode"
+                        "epochs, epoch_valid) in history mode"
                       : "add_records(key_offsets, key_data, value_offsets, value_data, "
                         "flags, producers, offsets, timestamps)"))
         return NULL;
@@ -568,14 +576,26 @@ static PyObject *Effects_add_records(EffectsObject *e, PyObject *const *args,
     if (buffers_get(&b, args, (int)nargs) < 0) return NULL;
     PyObject *result = NULL, *kinds = NULL;
     Py_ssize_t n = b.views[4].len;
-    for (int c = 5; c < (int)nargs; c++)
+    const int int64s = nargs == 12 ? 10 : 8; /* the int64 columns end */
+    for (int c = 5; c < int64s; c++)
         if (b.views[c].len != n * (Py_ssize_t)sizeof(int64_t)) {
             PyErr_SetString(PyExc_ValueError, "a chunk's columns are not one length");
             goto done;
         }
-    const int64_t *values[3] = {NULL, NULL, NULL};
-    if (nargs == 11)
-        for (int v = 0; v < 3; v++) values[v] = b.views[8 + v].buf;
+    if (nargs == 12 && (b.views[10].len != n * (Py_ssize_t)sizeof(int32_t) ||
+                        b.views[11].len != n)) {
+        PyErr_SetString(PyExc_ValueError, "a chunk's columns are not one length");
+        goto done;
+    }
+    const int64_t *values[2] = {NULL, NULL};
+    const int32_t *epochs = NULL;
+    const uint8_t *epoch_valid = NULL;
+    if (nargs == 12) {
+        values[0] = b.views[8].buf;
+        values[1] = b.views[9].buf;
+        epochs = b.views[10].buf;
+        epoch_valid = b.views[11].buf;
+    }
     const int32_t *koff = b.views[0].buf, *voff = b.views[2].buf;
     const uint8_t *kdata = b.views[1].buf, *vdata = b.views[3].buf, *flag = b.views[4].buf;
     const int64_t *producer = b.views[5].buf, *offset = b.views[6].buf, *time = b.views[7].buf;
@@ -622,14 +642,15 @@ static PyObject *Effects_add_records(EffectsObject *e, PyObject *const *args,
                 /* a plain row in history mode takes effect at once: only noted (the keys'
                    live rows and the values are not kept in history mode) */
                 if (effects_note(e, key, offset[i], values[0][i], values[1][i],
-                                 (int32_t)values[2][i], ki == 2) < 0)
+                                 epoch_at(epochs, epoch_valid, i), ki == 2) < 0)
                     goto done;
                 continue;
             }
         }
         EffectRow r = {.row = offset[i], .time = time[i]};
         Decoded d = {0, 0, 0};
-        if (values[0]) d = (Decoded){values[0][i], values[1][i], (int32_t)values[2][i]};
+        if (values[0])
+            d = (Decoded){values[0][i], values[1][i], epoch_at(epochs, epoch_valid, i)};
         const uint8_t *value = NULL;
         if (ki <= 4) {
             const uint8_t *k = kdata + koff[i];

@@ -241,10 +241,10 @@ class RecordEffects:
 
 
 def _add_records(
-    effects: Any, decoded: pa.Table, *values: npt.NDArray[np.int64]
+    effects: Any, decoded: pa.Table, *values: npt.NDArray[Any]
 ) -> npt.NDArray[np.uint8]:
     """Decoded rows to the engine (``CommitEffects.add_records``; ``values``: in history mode,
-    the rows' committed offsets, commit timestamps and leader epochs); their kinds
+    the rows' :func:`_effect_numbers`); their kinds
     (:data:`PLAIN_COMMIT`, ...), read by the engine from each key's record type and the row's
     flags as it reads the row."""
     key_offsets, key_data = binary_buffers(decoded.column("key"))
@@ -264,48 +264,66 @@ def _add_records(
 
 
 _NUMBERS: Final = (
-    ("offset", pa.int64(), 0),
-    ("commitTimestamp", pa.int64(), 0),
-    ("leaderEpoch", pa.int32(), -1),
+    ("offset", pa.int64()),
+    ("commitTimestamp", pa.int64()),
+    ("leaderEpoch", pa.int32()),
 )
 
+EffectNumbers = tuple[
+    npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int32], npt.NDArray[np.uint8]
+]
+"""What history mode's ``add_records`` takes of each row (:func:`_effect_numbers`)."""
 
-def _effect_numbers(
-    decoded: pa.Table,
-) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+
+def _effect_numbers(decoded: pa.Table) -> EffectNumbers:
     """The committed offset, commit timestamp and leader epoch history mode notes of each
     commit (kinds :data:`PLAIN_COMMIT` and :data:`TRANSACTIONAL_COMMIT`: a value decoded, in one
     member of the value struct): :func:`~codegen.dumps.views.commit_rows.commit_numbers`' on
-    those rows (the other rows' numbers are never read). Where the members that have a field
-    hold it in one buffer, each under its own validity (the engine's decoding,
-    ``commit_columns.h``: the members share their children's values), that buffer is read as it
-    is, ``null`` where no such member is valid when a member lacks the field (a legacy value's
-    leader epoch); else :func:`~codegen.dumps.views.commit_rows.commit_numbers`."""
+    those rows (the other rows' numbers are never read), the epochs as int32 with where they
+    are valid (bytes 0 or 1), the engine taking -1 where one is not. Where the members that
+    have a field hold it in one buffer, each under its own validity (the engine's decoding,
+    ``commit_columns.h``: the members share their children's values), that buffer is read as
+    it is, an epoch not valid where no member with one is (a legacy value); else
+    :func:`~codegen.dumps.views.commit_rows.commit_numbers`. (A ``np.where`` and a cast to
+    int64 of every row's epoch took some 36 ms of lag's CPU at 16 M records.)"""
     value = single_array(decoded.column("decodedValue"))
     n = len(value)
-    out: list[npt.NDArray[np.int64]] = []
-    for name, typ, null in _NUMBERS:
-        having = [value.field(m) for m in range(value.type.num_fields)]
-        having = [m for m in having if m.type.get_field_index(name) >= 0]
-        columns = [m.field(m.type.get_field_index(name)) for m in having]
-        if (
-            not n
-            or not columns
-            or not all(
-                _shares_values(m, c, columns[0], typ) for m, c in zip(having, columns, strict=True)
-            )
-        ):
-            return commit_numbers(decoded)
-        dtype = np.dtype(np.int64 if typ == pa.int64() else np.int32)
-        first = columns[0]
-        values = np.frombuffer(first.buffers()[1], dtype, n, first.offset * dtype.itemsize)
-        if len(having) < value.type.num_fields and any(m.null_count for m in having):
-            valid = np.zeros(n, np.uint8)
-            for m in having:
-                valid |= bits(m.buffers()[0], m.offset, n) if m.null_count else np.uint8(1)
-            values = np.where(valid.view(np.bool_), values, null)
-        out.append(np.asarray(values, np.int64))
-    return out[0], out[1], out[2]
+    read = [_in_place(value, name, typ) for name, typ in _NUMBERS] if n else [None]
+    if any(r is None for r in read):
+        return _reference_numbers(decoded)
+    (committed, _), (times, _), (epochs, having) = (r for r in read if r is not None)
+    if len(having) < value.type.num_fields and any(m.null_count for m in having):
+        valid = np.zeros(n, np.uint8)
+        for m in having:
+            valid |= bits(m.buffers()[0], m.offset, n) if m.null_count else np.uint8(1)
+    else:
+        valid = np.ones(n, np.uint8)
+    return committed, times, epochs, valid
+
+
+def _in_place(
+    value: pa.StructArray, name: str, typ: pa.DataType
+) -> tuple[npt.NDArray[Any], list[pa.Array]] | None:
+    """Field ``name`` (of type ``typ``) of the value struct's members that have it, read from
+    the one buffer they share, and those members; None where they do not share one."""
+    having = [value.field(m) for m in range(value.type.num_fields)]
+    having = [m for m in having if m.type.get_field_index(name) >= 0]
+    columns = [m.field(m.type.get_field_index(name)) for m in having]
+    if not columns or not all(
+        _shares_values(m, c, columns[0], typ) for m, c in zip(having, columns, strict=True)
+    ):
+        return None
+    dtype = np.dtype(np.int64 if typ == pa.int64() else np.int32)
+    first = columns[0]
+    return np.frombuffer(
+        first.buffers()[1], dtype, len(value), first.offset * dtype.itemsize
+    ), having
+
+
+def _reference_numbers(decoded: pa.Table) -> EffectNumbers:
+    """:func:`~codegen.dumps.views.commit_rows.commit_numbers` as history mode takes them."""
+    committed, times, epochs = commit_numbers(decoded)
+    return committed, times, epochs.astype(np.int32), np.ones(len(epochs), np.uint8)
 
 
 def _shares_values(member: pa.Array, column: pa.Array, first: pa.Array, typ: pa.DataType) -> bool:
