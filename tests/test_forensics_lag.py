@@ -973,6 +973,49 @@ def test_commit_lags_by_the_engine_are_the_reference(
             assert got.dtype == want.dtype and got.tolist() == want.tolist()
 
 
+def test_commit_lags_of_crowded_and_spread_steps_at_the_int64_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """commit_lags by the engine against its numpy form where one command's log ends are
+    indexed with a bucket of many steps (crowded: the bucket's steps halved first) and with
+    none (the walk that reads no bucket's end): step and commit times at the int64 ends (the
+    span past 2**63), commit times equal to a step's, between two, before the first and from
+    the last on, each key's rising and falling."""
+    if lag_module.effects.engine_function("commit_log_ends") is None:
+        pytest.skip("the native engine is not built")
+    low, high = -(2**63), 2**63 - 1
+    crowded = LogEnd(  # 40 steps in 40 ns, one at the far end: one bucket holds the 40
+        [low, *range(-20, 20), high], list(range(42)), "segments", "crowded", True
+    )
+    spread = LogEnd(  # a step every 2**58 ns: one a bucket
+        [low + (k << 58) for k in range(64)], [10 * k for k in range(64)], "segments", "s", True
+    )
+    single = LogEnd([high], [7], "segments", "at the end", True)
+    times = [low, low + 1, -21, -20, -1, 0, 5, 19, 20, 1 << 60, high - 1, high]
+    times += [low + (k << 58) + j for k in (0, 1, 31, 63) for j in (-1, 0, 1)]
+    times = [t for t in times if low <= t <= high]
+    rows = [*sorted(times), *sorted(times, reverse=True)]
+    ends = [crowded, spread, single, spread, crowded]
+    n, keys = len(rows) * len(ends), len(ends)
+    kc = KeyedCommits(
+        [("g", "t", k) for k in range(keys)],
+        np.arange(0, n + 1, len(rows), dtype=np.int64),
+        np.arange(n, dtype=np.int64),
+        np.array(rows * keys, np.int64),
+        np.resize(np.array([0, 3, 41, high, low], np.int64), n),
+        np.zeros(n, np.int64),
+        [[] for _ in range(keys)],
+        [True] * keys,
+        np.arange(keys, dtype=np.int64),
+    )
+    by_engine = lag_module.commit_lags(kc, ends)
+    monkeypatch.setattr(lag_module.effects, "engine_function", lambda name: None)
+    reference = lag_module.commit_lags(kc, ends)
+    for got, want in zip(by_engine, reference, strict=True):
+        assert got.dtype == want.dtype and got.tolist() == want.tolist()
+    assert set(reference[0].tolist()) > {0, 7, 20, 41, 630}  # the steps' ends met
+
+
 def test_commit_log_ends_checks_its_buffers() -> None:
     index = lag_module.effects.engine_function("log_end_index")
     commit_log_ends = lag_module.effects.engine_function("commit_log_ends")
