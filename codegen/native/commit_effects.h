@@ -141,17 +141,38 @@ static HOT_INLINE int64_t *effects_first(EffectsObject *e, int64_t k) {
                        offsetof(EffectKey, first));
 }
 
+/* Each mode's key entry layout, as constants for the key table's probe (key_store_probe_in). */
+#define EFFECT_LAYOUT \
+    ((KeyLayout){sizeof(EffectKey), offsetof(EffectKey, bytes), EFFECT_KEY_INLINE})
+#define HISTORY_LAYOUT \
+    ((KeyLayout){sizeof(HistoryKey), offsetof(HistoryKey, bytes), HISTORY_KEY_INLINE})
+
 /* The number of the key of these bytes (added if new, first seen at row number `index`; h:
-   their commit_key_hash), -1 with an error set. */
-static HOT_INLINE int64_t effects_key(EffectsObject *e, const uint8_t *bytes, size_t size,
-                                      uint64_t h, int64_t index) {
+   their commit_key_hash), -1 with an error set. history: e->keep_history, a constant where
+   the caller's loop is made for one mode. In history mode a key's number is checked against
+   the history's limit as the key is added (every number the history notes is one of these). */
+static HOT_INLINE int64_t effects_key_in(EffectsObject *e, const int history,
+                                         const uint8_t *bytes, size_t size, uint64_t h,
+                                         int64_t index) {
     int added;
-    int64_t k = key_store_find_or_add(&e->store, bytes, (int32_t)size, h, &added);
-    if (k >= 0 && added) {
+    int64_t k = key_store_find_or_add_in(&e->store, history ? HISTORY_LAYOUT : EFFECT_LAYOUT,
+                                         bytes, (int32_t)size, h, &added);
+    if (UNLIKELY(added) && k >= 0) {
+        if (history && (uint64_t)k > HISTORY_MAX_KEY) {
+            PyErr_Format(PyExc_ValueError, "CommitEffects: more than %lu keys in history mode",
+                         (unsigned long)HISTORY_MAX_KEY);
+            return -1;
+        }
         *effects_first(e, k) = index;
-        if (!e->keep_history) effect_keys(e)[k].live.row = -1;
+        if (!history) effect_keys(e)[k].live.row = -1;
     }
     return k;
+}
+
+static HOT_INLINE int64_t effects_key(EffectsObject *e, const uint8_t *bytes, size_t size,
+                                      uint64_t h, int64_t index) {
+    return e->keep_history ? effects_key_in(e, 1, bytes, size, h, index)
+                           : effects_key_in(e, 0, bytes, size, h, index);
 }
 
 static int effects_grow_producers(EffectsObject *e) {
@@ -548,6 +569,85 @@ static inline int32_t epoch_at(const int32_t *epochs, const uint8_t *valid, Py_s
     return epochs[i] | ((int32_t)valid[i] - 1);
 }
 
+/* A chunk's columns as add_records reads them (committed, commit_time, epoch, epoch_valid:
+   history mode). */
+typedef struct {
+    const int32_t *koff, *voff;
+    const uint8_t *kdata, *vdata, *flag;
+    const int64_t *producer, *offset, *time;
+    const int64_t *committed, *commit_time;
+    const int32_t *epoch;
+    const uint8_t *epoch_valid;
+    uint32_t vlen; /* the value data's bytes */
+} PassColumns;
+
+/* add_records' loop over a chunk's n rows, each row's kind written to kind[]; 0, or -1 with an
+   error set. history: e->keep_history as a constant (the loop is made once for each mode, so a
+   row tests no mode and a key's entry is found by the mode's layout, not the store's). */
+static HOT_INLINE int effects_pass(EffectsObject *e, const PassColumns *c, Py_ssize_t n,
+                                   uint8_t *kind, const int history) {
+    const int32_t *koff = c->koff, *voff = c->voff;
+    const uint8_t *kdata = c->kdata, *vdata = c->vdata, *flag = c->flag;
+    const int64_t *offset = c->offset, *time = c->time;
+    /* The ring: row i's hash and key size at i & EFFECTS_RING, from EFFECTS_AHEAD rows before
+       its turn to its turn (0 past the end and for rows without a key). */
+    uint64_t ring_hash[EFFECTS_AHEAD] = {0};
+    int32_t ring_size[EFFECTS_AHEAD] = {0};
+    for (Py_ssize_t j = 0; j < EFFECTS_AHEAD && j < n; j++)
+        ring_hash[j] = effects_look(kdata, koff, flag, kind, j, &ring_size[j]);
+    const int64_t rows = e->rows; /* the chunk's first row number (read once, not each row) */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t hash = ring_hash[i & EFFECTS_RING], ahead = 0;
+        int32_t size = ring_size[i & EFFECTS_RING];
+        if (i + EFFECTS_AHEAD < n)
+            ahead = effects_look(kdata, koff, flag, kind, i + EFFECTS_AHEAD,
+                                 &ring_size[i & EFFECTS_RING]);
+        ring_hash[i & EFFECTS_RING] = ahead;
+        key_store_prefetch(&e->store, ahead);
+        key_store_prefetch_entry(&e->store, history ? HISTORY_LAYOUT : EFFECT_LAYOUT,
+                                 ring_hash[(i + EFFECTS_AHEAD / 2) & EFFECTS_RING]);
+        uint8_t ki = kind[i];
+        if (!ki) continue;
+        int64_t key = -1;
+        if (ki <= 4) {
+            const uint8_t *k = kdata + koff[i];
+            if ((key = effects_key_in(e, history, k + 2, (size_t)size, hash, rows + i)) < 0)
+                return -1;
+            if (!history && ki == 1) { /* a plain commit: nearly every row */
+                if (effects_plain_commit(e, key, offset[i], time[i],
+                                         (uint16_t)(k[0] << 8 | k[1]), vdata + voff[i],
+                                         voff[i + 1] - voff[i], vdata + c->vlen) < 0)
+                    return -1;
+                continue;
+            }
+            if (history && ki <= 2) {
+                /* a plain row in history mode takes effect at once: only noted (the keys'
+                   live rows and the values are not kept in history mode) */
+                if (effects_note(e, key, offset[i], c->committed[i], c->commit_time[i],
+                                 epoch_at(c->epoch, c->epoch_valid, i), ki == 2) < 0)
+                    return -1;
+                continue;
+            }
+        }
+        EffectRow r = {.row = offset[i], .time = time[i]};
+        Decoded d = {0, 0, 0};
+        if (history)
+            d = (Decoded){c->committed[i], c->commit_time[i],
+                          epoch_at(c->epoch, c->epoch_valid, i)};
+        const uint8_t *value = NULL;
+        if (ki <= 4) {
+            const uint8_t *k = kdata + koff[i];
+            r.type = (uint16_t)(k[0] << 8 | k[1]);
+            if (ki & 1) {
+                r.length = voff[i + 1] - voff[i];
+                value = vdata + voff[i];
+            }
+        }
+        if (effects_row(e, ki, key, c->producer[i], r, d, value) < 0) return -1;
+    }
+    return 0;
+}
+
 /* add_records(key_offsets, key_data, value_offsets, value_data, flags, producers, offsets,
    timestamps[, committed, commit_times, epochs, epoch_valid]) -> bytes: rows of the engine's
    columns, in log order: binary key and value (int32 offsets, rows + 1 of them from the first
@@ -609,59 +709,10 @@ static PyObject *Effects_add_records(EffectsObject *e, PyObject *const *args,
     }
     if (!(kinds = PyBytes_FromStringAndSize(NULL, n))) goto done;
     uint8_t *kind = (uint8_t *)PyBytes_AS_STRING(kinds);
-    /* The ring: row i's hash and key size at i & EFFECTS_RING, from EFFECTS_AHEAD rows before
-       its turn to its turn (0 past the end and for rows without a key). */
-    uint64_t ring_hash[EFFECTS_AHEAD] = {0};
-    int32_t ring_size[EFFECTS_AHEAD] = {0};
-    for (Py_ssize_t j = 0; j < EFFECTS_AHEAD && j < n; j++)
-        ring_hash[j] = effects_look(kdata, koff, flag, kind, j, &ring_size[j]);
-    const int64_t rows = e->rows; /* the chunk's first row number (read once, not each row) */
-    for (Py_ssize_t i = 0; i < n; i++) {
-        uint64_t hash = ring_hash[i & EFFECTS_RING], ahead = 0;
-        int32_t size = ring_size[i & EFFECTS_RING];
-        if (i + EFFECTS_AHEAD < n)
-            ahead = effects_look(kdata, koff, flag, kind, i + EFFECTS_AHEAD,
-                                 &ring_size[i & EFFECTS_RING]);
-        ring_hash[i & EFFECTS_RING] = ahead;
-        key_store_prefetch(&e->store, ahead);
-        key_store_prefetch_entry(&e->store, ring_hash[(i + EFFECTS_AHEAD / 2) & EFFECTS_RING]);
-        uint8_t ki = kind[i];
-        if (!ki) continue;
-        int64_t key = -1;
-        if (ki <= 4) {
-            const uint8_t *k = kdata + koff[i];
-            if ((key = effects_key(e, k + 2, (size_t)size, hash, rows + i)) < 0) goto done;
-            if (ki == 1 && !values[0]) { /* a plain commit: nearly every row */
-                if (effects_plain_commit(e, key, offset[i], time[i],
-                                         (uint16_t)(k[0] << 8 | k[1]), vdata + voff[i],
-                                         voff[i + 1] - voff[i], vdata + vlen) < 0)
-                    goto done;
-                continue;
-            }
-            if (values[0] && ki <= 2) {
-                /* a plain row in history mode takes effect at once: only noted (the keys'
-                   live rows and the values are not kept in history mode) */
-                if (effects_note(e, key, offset[i], values[0][i], values[1][i],
-                                 epoch_at(epochs, epoch_valid, i), ki == 2) < 0)
-                    goto done;
-                continue;
-            }
-        }
-        EffectRow r = {.row = offset[i], .time = time[i]};
-        Decoded d = {0, 0, 0};
-        if (values[0])
-            d = (Decoded){values[0][i], values[1][i], epoch_at(epochs, epoch_valid, i)};
-        const uint8_t *value = NULL;
-        if (ki <= 4) {
-            const uint8_t *k = kdata + koff[i];
-            r.type = (uint16_t)(k[0] << 8 | k[1]);
-            if (ki & 1) {
-                r.length = voff[i + 1] - voff[i];
-                value = vdata + voff[i];
-            }
-        }
-        if (effects_row(e, ki, key, producer[i], r, d, value) < 0) goto done;
-    }
+    PassColumns c = {koff, voff, kdata, vdata, flag, producer, offset, time,
+                     values[0], values[1], epochs, epoch_valid, vlen};
+    if ((e->keep_history ? effects_pass(e, &c, n, kind, 1) : effects_pass(e, &c, n, kind, 0)) < 0)
+        goto done;
     e->rows += n;
     result = kinds;
     kinds = NULL;
@@ -1068,12 +1119,13 @@ static PyObject *Effects_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     if (!e) return NULL;
     e->keep_history = keep_history;
     e->producer_mask = 63;
-    if (key_store_init(&e->store, keep_history ? sizeof(HistoryKey) : sizeof(EffectKey)) < 0) {
+    KeyLayout layout = keep_history ? HISTORY_LAYOUT : EFFECT_LAYOUT;
+    if (key_store_init(&e->store, layout.entry_size) < 0) {
         Py_DECREF(e);
         return NULL;
     }
-    e->store.inline_at = keep_history ? offsetof(HistoryKey, bytes) : offsetof(EffectKey, bytes);
-    e->store.inline_cap = keep_history ? HISTORY_KEY_INLINE : EFFECT_KEY_INLINE;
+    e->store.inline_at = layout.inline_at;
+    e->store.inline_cap = layout.inline_cap;
     e->producers = PyMem_Calloc(e->producer_mask + 1, sizeof(ProducerSlot));
     if (!e->producers) {
         Py_DECREF(e);

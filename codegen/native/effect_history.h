@@ -50,16 +50,12 @@ static int history_grow(EffectHistory *h) {
     return 0;
 }
 
-/* A row of key `key` noted as it takes effect; -1 with an error set. */
+/* A row of key `key` (at most HISTORY_MAX_KEY: the caller's key table checks a key's number
+   once, as it adds the key, not here each row) noted as it takes effect; -1 with an error set. */
 static HOT_INLINE int history_note(EffectHistory *h, int64_t key, int64_t row,
                                    int64_t committed, int64_t commit_time, int32_t epoch,
                                    int tombstone) {
     if (h->len == h->cap && history_grow(h) < 0) return -1;
-    if ((uint64_t)key > HISTORY_MAX_KEY) {
-        PyErr_Format(PyExc_ValueError, "CommitEffects: more than %lu keys in history mode",
-                     (unsigned long)HISTORY_MAX_KEY);
-        return -1;
-    }
     size_t i = h->len++;
     h->keys[i] = (uint32_t)key << 1 | (uint32_t)(tombstone != 0);
     h->rows[i] = row;

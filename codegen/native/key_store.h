@@ -214,19 +214,31 @@ static HOT_INLINE const uint8_t *key_store_bytes(const KeyStore *s, const KeyEnt
                                              : s->arena + e->at;
 }
 
-/* Fetch ahead the slot of a hash, and (prefetch_entry) the entry of the key in it: its first
-   line and the line its bytes start at when in the entry (not read to know where they are: a
-   load of the entry would wait for it, and a key in the arena is rare). */
+/* A store's entry layout (entry_size, inline_at, inline_cap), given as constants by a caller
+   that knows it: the probe then finds an entry and its key's bytes by a shift and an add, not
+   by a multiply and a compare of what it loaded from the store (some 5 instructions a lookup). */
+typedef struct {
+    size_t entry_size, inline_at, inline_cap;
+} KeyLayout;
+
+static HOT_INLINE KeyLayout key_store_layout(const KeyStore *s) {
+    return (KeyLayout){s->entry_size, s->inline_at, s->inline_cap};
+}
+
+/* Fetch ahead the slot of a hash, and (prefetch_entry) the entry of the key in it (in a store of
+   layout `layout`): its first line and, when its bytes start past it, the line they start at
+   (not read to know where they are: a load of the entry would wait for it, and a key in the
+   arena is rare). */
 static HOT_INLINE void key_store_prefetch(const KeyStore *s, uint64_t h) {
     __builtin_prefetch(&s->slots[h & s->mask]);
 }
 
-static HOT_INLINE void key_store_prefetch_entry(const KeyStore *s, uint64_t h) {
+static HOT_INLINE void key_store_prefetch_entry(const KeyStore *s, KeyLayout layout, uint64_t h) {
     uint64_t slot = s->slots[h & s->mask];
     if (!slot) return;
-    const uint8_t *e = (const uint8_t *)key_store_entry(s, (uint32_t)slot - 1);
+    const uint8_t *e = s->entries + (size_t)((uint32_t)slot - 1) * layout.entry_size;
     __builtin_prefetch(e);
-    __builtin_prefetch(e + s->inline_at);
+    if (layout.inline_at >= KEY_STORE_LINE) __builtin_prefetch(e + layout.inline_at);
 }
 
 static int key_store_grow(KeyStore *s) {
@@ -301,23 +313,24 @@ static HOT_INLINE int key_bytes_equal(const uint8_t *a, const uint8_t *b, size_t
     return 1;
 }
 
-/* Where the probe for a key of hash h ends: the slot holding the key of bytes[0:size], or the
-   free slot where it would be added (*found 0). */
-static HOT_INLINE size_t key_store_probe(const KeyStore *s, const uint8_t *bytes, int32_t size,
-                                         uint64_t h, int *found) {
+/* Where the probe for a key of hash h ends: the slot holding the key of bytes[0:size] (*slot_of
+   its value), or the free slot where it would be added (*slot_of 0). The store's layout is
+   `layout`. */
+static HOT_INLINE size_t key_store_probe_in(const KeyStore *s, KeyLayout layout,
+                                            const uint8_t *bytes, int32_t size, uint64_t h,
+                                            uint64_t *slot_of) {
     uint64_t tag = h & KEY_STORE_TAG;
     for (size_t at = (size_t)h & s->mask;; at = (at + 1) & s->mask) {
         uint64_t slot = s->slots[at];
-        if (!slot) {
-            *found = 0;
-            return at;
-        }
+        *slot_of = slot;
+        if (!slot) return at;
         if ((slot & KEY_STORE_TAG) != tag) continue;
-        const KeyEntry *e = key_store_entry(s, (uint32_t)slot - 1);
-        if (e->size == size && key_bytes_equal(key_store_bytes(s, e), bytes, (size_t)size)) {
-            *found = 1;
-            return at;
-        }
+        const KeyEntry *e =
+            (const KeyEntry *)(s->entries + (size_t)((uint32_t)slot - 1) * layout.entry_size);
+        const uint8_t *stored = (size_t)e->size <= layout.inline_cap
+                                    ? (const uint8_t *)e + layout.inline_at
+                                    : s->arena + e->at;
+        if (e->size == size && key_bytes_equal(stored, bytes, (size_t)size)) return at;
     }
 }
 
@@ -352,17 +365,24 @@ static int64_t key_store_add(KeyStore *s, const uint8_t *bytes, int32_t size, ui
     return k;
 }
 
-/* The number of the key of bytes[0:size] (h: their commit_key_hash); a new key is added with
-   its entry's caller fields zeroed and *added set. -1 with an error set (MemoryError, or
-   OverflowError past KEY_STORE_MAX_KEYS keys). Entries may move when a key is added. Inline:
-   a key seen before (nearly every row) costs a probe and a compare. */
+/* The number of the key of bytes[0:size] (h: their commit_key_hash) in a store of layout
+   `layout`; a new key is added with its entry's caller fields zeroed and *added set. -1 with an
+   error set (MemoryError, or OverflowError past KEY_STORE_MAX_KEYS keys). Entries may move when
+   a key is added. Inline: a key seen before (nearly every row) costs a probe and a compare. */
+static HOT_INLINE int64_t key_store_find_or_add_in(KeyStore *s, KeyLayout layout,
+                                                   const uint8_t *bytes, int32_t size, uint64_t h,
+                                                   int *added) {
+    uint64_t slot;
+    size_t at = key_store_probe_in(s, layout, bytes, size, h, &slot);
+    *added = !slot;
+    if (LIKELY(slot)) return (int64_t)(uint32_t)slot - 1;
+    return key_store_add(s, bytes, size, h, at);
+}
+
+/* key_store_find_or_add_in with the store's own layout. */
 static HOT_INLINE int64_t key_store_find_or_add(KeyStore *s, const uint8_t *bytes, int32_t size,
                                                 uint64_t h, int *added) {
-    int found;
-    size_t at = key_store_probe(s, bytes, size, h, &found);
-    *added = !found;
-    if (LIKELY(found)) return (int64_t)(uint32_t)s->slots[at] - 1;
-    return key_store_add(s, bytes, size, h, at);
+    return key_store_find_or_add_in(s, key_store_layout(s), bytes, size, h, added);
 }
 
 /* key_numbers(key_offsets, key_data, hash_mask) -> int64 bytes: each key's number in a KeyStore
