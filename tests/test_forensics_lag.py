@@ -496,9 +496,9 @@ def test_written_group_lines_are_the_groups_lines(
     """write_group_lines gives write the lines group_lines makes, each with a newline: the
     native printer a buffer at a time (a partition's commits cut across buffers, numbers of
     every digit count, both signs and the int64 edges, log ends null and not), its views
-    released after each call; a group it does not print (an integer past 64 bits, a str
-    subclass) by the reference in its place; the same without the printer; an error of
-    write raised."""
+    released after each call, a short write's rest given again; a group it does not print (an
+    integer past 64 bits, a str subclass) by the reference in its place; the same without the
+    printer; an error of write raised."""
     import orjson
 
     from codegen.forensics import lag_json
@@ -552,6 +552,16 @@ def test_written_group_lines_are_the_groups_lines(
 
         with pytest.raises(OSError, match="disk full"):
             lag_json.write_group_lines(every, failing)
+        short = bytearray()
+
+        def a_little(chunk: memoryview | bytes) -> int:  # a raw stream's write: short writes
+            short.extend(chunk[:1000])
+            return min(len(chunk), 1000)
+
+        assert lag_json.write_group_lines(every, a_little) == len(every)
+        assert bytes(short) == expected
+        with pytest.raises(OSError, match="write took 0 of"):
+            lag_json.write_group_lines(every, lambda chunk: 0)
     assert written([]) == (b"", [], [])
     monkeypatch.setattr(lag_json, "native_printer", lambda: None)
     assert written(every)[0] == expected

@@ -29,7 +29,8 @@ PartitionRows = tuple[np.ndarray, np.ndarray]
 """Partitions' starts and stops in their commit columns, in order (:func:`partition_rows`)."""
 
 Write = Callable[[bytes | memoryview], object]
-"""An output's write: given text (a memoryview read within the call only), writes it all."""
+"""An output's write (a buffered stream's: it takes all it is given, the native printer also
+gives again what a short write left), given text: a memoryview read within the call only."""
 
 
 def partition_rows(partitions: Sequence[PartitionLag]) -> PartitionRows:

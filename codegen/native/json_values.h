@@ -17,29 +17,45 @@ typedef struct {
     PyObject *sink;  /* a callable given the text when the buffer fills (buf_drain), or NULL */
 } Buf;
 
-/* b's text given to b->sink (the output's write, called with a memoryview of it, released
-   after), b emptied: a printer whose output is megabytes reuses one buffer that stays in
+/* b's text given to b->sink (the output's write, called with a memoryview of what is left,
+   released after; an int it returns below that is a short write: the rest given again, None
+   is all), b emptied: a printer whose output is megabytes reuses one buffer that stays in
    cache, where text written whole went to fresh memory, and out of cache, as it grew. */
 static int buf_drain(Buf *b) {
-    if (b->len == 0) return 0;
-    PyObject *view = PyMemoryView_FromMemory(b->p, b->len, PyBUF_READ);
-    if (!view) return -1;
-    PyObject *written = PyObject_CallOneArg(b->sink, view);
-    /* the view released even after an error: nothing reads the buffer once it is reused */
-    PyObject *type, *value, *trace;
-    PyErr_Fetch(&type, &value, &trace);
-    PyObject *released = PyObject_CallMethod(view, "release", NULL);
-    Py_DECREF(view);
-    if (type) {
-        Py_XDECREF(released);
-        PyErr_Restore(type, value, trace);
+    Py_ssize_t at = 0;
+    while (at < b->len) {
+        PyObject *view = PyMemoryView_FromMemory(b->p + at, b->len - at, PyBUF_READ);
+        if (!view) return -1;
+        PyObject *written = PyObject_CallOneArg(b->sink, view);
+        /* the view released even after an error: nothing reads the buffer once it is reused */
+        PyObject *type, *value, *trace;
+        PyErr_Fetch(&type, &value, &trace);
+        PyObject *released = PyObject_CallMethod(view, "release", NULL);
+        Py_DECREF(view);
+        if (type) {
+            Py_XDECREF(released);
+            PyErr_Restore(type, value, trace);
+        }
+        if (!written || !released) {
+            Py_XDECREF(written);
+            return -1;
+        }
+        Py_DECREF(released);
+        Py_ssize_t n = b->len - at;
+        if (written != Py_None) {
+            n = PyLong_AsSsize_t(written);
+            if (n == -1 && PyErr_Occurred()) {
+                Py_DECREF(written);
+                return -1;
+            }
+        }
+        Py_DECREF(written);
+        if (n <= 0 || n > b->len - at) {
+            PyErr_Format(PyExc_OSError, "write took %zd of %zd bytes", n, b->len - at);
+            return -1;
+        }
+        at += n;
     }
-    if (!written || !released) {
-        Py_XDECREF(written);
-        return -1;
-    }
-    Py_DECREF(written);
-    Py_DECREF(released);
     b->len = 0;
     return 0;
 }
