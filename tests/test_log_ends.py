@@ -290,6 +290,40 @@ def test_newest_walk_gives_back_a_mapped_file_s_pages(tmp_path: Path) -> None:
     assert kept > 2 * held
 
 
+def test_newest_walk_past_batches_larger_than_it_reads_ahead(tmp_path: Path) -> None:
+    """Batches of 600 KB (past the pages the walk reads ahead of its header) among small ones,
+    the newest one large and last, or small and first: the reference's times, and the walk
+    holds no more of a mapped file than NEWEST_WALK_HELD bytes and the newest batch's pages
+    (a page read ahead behind the header would have been given back already)."""
+    import mmap
+
+    from codegen.dumps.views.cut import newest_batch_time
+    from codegen.forensics.lag import newest_batches
+
+    module = native_pass()
+    held = module.NEWEST_WALK_HELD  # type: ignore[attr-defined]
+    checks = SegmentReader(b"").header_pass_checks()
+    paths = [tmp_path / "large-last.log", tmp_path / "small-first.log"]
+    for path, newest_at in zip(paths, (29, 0), strict=True):
+        with SegmentWriter(path) as w:
+            for k in range(30):
+                size = 60_000 if k % 3 else 1_000
+                at = T0 + 1_000_000 if k == newest_at else T0 + k
+                w.write_batch([(None, bytes([k]) * size)] * 10, timestamp=at)
+        assert path.stat().st_size > 5 * held
+    assert header_ends.newest_times(paths) == [T0 + 1_000_000] * 2
+    assert [newest_batch_time(newest_batches(p)) for p in paths] == [T0 + 1_000_000] * 2
+    for path in paths:
+        with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            walk = module.newest_batches  # type: ignore[attr-defined]
+            newest, whole = (np.frombuffer(b, np.int64).tolist() for b in walk([m], *checks))
+            resident = mapped_rss(path)
+        assert (newest, whole) == ([T0 + 1_000_000], [1])
+        if resident is None:
+            pytest.skip("no /proc/self/smaps")
+        assert resident <= held + 700_000
+
+
 def test_newest_walk_keeps_a_copy_on_write_map_s_pages(tmp_path: Path) -> None:
     """A map whose pages may hold the caller's own writes (mmap.ACCESS_COPY) is not given back:
     a byte written to it before the walk reads the same after it (given back, the page would
