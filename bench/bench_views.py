@@ -29,7 +29,8 @@ before it reads much (interpreter start-up and imports), next to its cost on the
 
 The ``floor`` row is what every view does before it computes anything: the command line's
 start-up (``codegen.cli`` imported; pandas kept out, as a command keeps it out), every record
-read by the engine's columnar loop and the offset commits decoded to columns
+read by the engine's columnar loop (from each segment's map, as every command reads a local
+segment) and the offset commits decoded to columns
 (:func:`codegen.dumps.views.commits.decode_commits`), nothing kept. The ``floor
 (transactions)`` row is what ``transactions`` needs of its input: start-up, every record of the
 dump and of its ``__transaction_state`` read, and the coordinator's records decoded to columns

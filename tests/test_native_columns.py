@@ -558,3 +558,54 @@ def test_data_source_slices(records_module: ModuleType) -> None:
     assert total == sum(b.num_rows for b in record_batches(path))
     with pytest.raises(ValueError, match="recordLoop"):
         datasource._record_loop({"recordloop": "fast"})
+
+
+def test_a_local_file_read_whole_is_read_from_its_map(
+    tmp_path: Path, records_module: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The native loop reads a whole local file from its read-only map (the floor's read and
+    every command's: not copied into memory by read()), with the batches and errors of its
+    bytes; the map is closed once the batches are taken; a missing file fails at the call; a
+    range and an empty file are still read as bytes."""
+    import mmap
+
+    data = _FEW[0]() + _transactional_segment() + _FEW[1]()
+    made = {"torn": data[:-9], "whole": data, "empty": b""}
+    paths = [*SEGMENTS[:12]]
+    for name, content in made.items():
+        paths.append(tmp_path / f"{name}.log")
+        paths[-1].write_bytes(content)
+    expected = {p: list(record_batches(p.read_bytes(), name=str(p), native=True)) for p in paths}
+    ranged = paths[-2], boundaries(data)[1]
+    expected_range = list(record_batches(ranged[0].read_bytes()[ranged[1] :], position=ranged[1],
+                                         name=str(ranged[0]), native=True))  # fmt: skip
+    given: list[object] = []
+    native = dumps_arrow._native_batches
+
+    def noted(module: ModuleType, source: Any, *rest: Any) -> Iterator[pa.RecordBatch]:
+        given.append(source)
+        return native(module, source, *rest)
+
+    monkeypatch.setattr(dumps_arrow, "_native_batches", noted)
+    read: list[object] = []
+    real_read = dumps_arrow.storage.read_range
+
+    def counted(*args: Any) -> bytes:
+        read.append(args)
+        return real_read(*args)
+
+    monkeypatch.setattr(dumps_arrow.storage, "read_range", counted)
+    for p in paths:
+        given.clear()
+        assert list(record_batches(p, native=True)) == expected[p], p
+        if p.stat().st_size:
+            assert isinstance(given[0], mmap.mmap) and given[0].closed, p
+    assert read == []
+    taken = record_batches(tmp_path / "whole.log", native=True)
+    next(taken)
+    taken.close()  # closed early: the map with it
+    assert isinstance(given[-1], mmap.mmap) and given[-1].closed
+    got = list(record_batches(ranged[0], start=ranged[1], native=True))
+    assert got == expected_range and len(read) == 1
+    with pytest.raises(FileNotFoundError):
+        record_batches(tmp_path / "missing.log", native=True)
