@@ -288,56 +288,61 @@ def _effect_numbers(decoded: pa.Table) -> EffectNumbers:
     int64 of every row's epoch took some 36 ms of lag's CPU at 16 M records.)"""
     value = single_array(decoded.column("decodedValue"))
     n = len(value)
-    read = [_in_place(value, name, typ) for name, typ in _NUMBERS] if n else [None]
+    # each member with its validity, read once (a struct's buffers() lists all its children's)
+    members = [value.field(m) for m in range(value.type.num_fields)]
+    validities = [(m, m.buffers()[0]) for m in members]
+    read = [_in_place(validities, n, name, typ) for name, typ in _NUMBERS] if n else [None]
     if any(r is None for r in read):
         return _reference_numbers(decoded)
     (committed, _), (times, _), (epochs, having) = (r for r in read if r is not None)
-    if len(having) < value.type.num_fields and any(m.null_count for m in having):
+    if len(having) < len(members) and any(m.null_count for m, _ in having):
         valid = np.zeros(n, np.uint8)
-        for m in having:
-            valid |= bits(m.buffers()[0], m.offset, n) if m.null_count else np.uint8(1)
+        for m, validity in having:
+            valid |= bits(validity, m.offset, n) if m.null_count else np.uint8(1)
     else:
         valid = np.ones(n, np.uint8)
     return committed, times, epochs, valid
 
 
+Validities = list[tuple[pa.Array, pa.Buffer | None]]
+"""The value struct's members, each with its validity buffer."""
+
+
 def _in_place(
-    value: pa.StructArray, name: str, typ: pa.DataType
-) -> tuple[npt.NDArray[Any], list[pa.Array]] | None:
-    """Field ``name`` (of type ``typ``) of the value struct's members that have it, read from
-    the one buffer they share, and those members; None where they do not share one."""
-    having = [value.field(m) for m in range(value.type.num_fields)]
-    having = [m for m in having if m.type.get_field_index(name) >= 0]
-    columns = [m.field(m.type.get_field_index(name)) for m in having]
-    if not columns or not all(
-        _shares_values(m, c, columns[0], typ) for m, c in zip(having, columns, strict=True)
-    ):
+    members: Validities, n: int, name: str, typ: pa.DataType
+) -> tuple[npt.NDArray[Any], Validities] | None:
+    """Field ``name`` (of type ``typ``) of the ``n`` rows of the value struct's members that
+    have it, read from the one buffer they share, and those members; None where they do not
+    share one, or where one's field is null where its member is not (a validity of its own)."""
+    having: Validities = []
+    shared = None
+    for m, validity in members:
+        at = m.type.get_field_index(name)
+        if at < 0:
+            continue
+        column = m.field(at)
+        if column.type != typ:
+            return None
+        own, data = column.buffers()  # a fixed-width field's: validity, values
+        if shared is None:
+            shared = column
+        elif (data.address, column.offset) != (shared.buffers()[1].address, shared.offset):
+            return None
+        if own is not None and (
+            validity is None or (own.address, column.offset) != (validity.address, m.offset)
+        ):
+            return None
+        having.append((m, validity))
+    if shared is None:
         return None
     dtype = np.dtype(np.int64 if typ == pa.int64() else np.int32)
-    first = columns[0]
-    return np.frombuffer(
-        first.buffers()[1], dtype, len(value), first.offset * dtype.itemsize
-    ), having
+    return np.frombuffer(shared.buffers()[1], dtype, n, shared.offset * dtype.itemsize), having
 
 
 def _reference_numbers(decoded: pa.Table) -> EffectNumbers:
     """:func:`~codegen.dumps.views.commit_rows.commit_numbers` as history mode takes them."""
     committed, times, epochs = commit_numbers(decoded)
     return committed, times, epochs.astype(np.int32), np.ones(len(epochs), np.uint8)
-
-
-def _shares_values(member: pa.Array, column: pa.Array, first: pa.Array, typ: pa.DataType) -> bool:
-    """Whether ``column`` (a field of ``member``, of type ``typ``) is null only where ``member``
-    is (no validity of its own, or the member's) and holds its values in ``first``'s buffer."""
-    if column.type != typ or (column.buffers()[1].address, column.offset) != (
-        first.buffers()[1].address,
-        first.offset,
-    ):
-        return False
-    own, members = column.buffers()[0], member.buffers()[0]
-    return own is None or (
-        members is not None and (own.address, column.offset) == (members.address, member.offset)
-    )
 
 
 class KeyedHistory(FrozenSlotted):
