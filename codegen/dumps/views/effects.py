@@ -295,11 +295,12 @@ def _effect_numbers(decoded: pa.Table) -> EffectNumbers:
     if any(r is None for r in read):
         return _reference_numbers(decoded)
     (committed, _), (times, _), (epochs, having) = (r for r in read if r is not None)
-    if len(having) < len(members) and any(m.null_count for m, _ in having):
-        valid = np.zeros(n, np.uint8)
-        for m, validity in having:
-            valid |= bits(validity, m.offset, n) if m.null_count else np.uint8(1)
-    else:
+    if len(having) < len(members) and all(m.null_count for m, _ in having):
+        # valid where a member with an epoch is: the first's bits, the others' or-ed in
+        valid = bits(having[0][1], having[0][0].offset, n)
+        for m, validity in having[1:]:
+            valid = valid | bits(validity, m.offset, n)
+    else:  # every member has an epoch, or one with one is valid on every row
         valid = np.ones(n, np.uint8)
     return committed, times, epochs, valid
 
