@@ -285,11 +285,15 @@ def _assert_each_keys_last_value(
     assert got == live
 
 
-@pytest.mark.parametrize("mask", [0, 0xFFFF_FFFF_0000_0000, 0x3, (1 << 64) - 1])
+@pytest.mark.parametrize(
+    "mask", [0, 0xFFFF_FFFF_0000_0000, 0x3, 0xFFFF_FFFF_0000_0003, (1 << 64) - 1]
+)
 def test_keys_whose_hashes_collide_are_told_apart_by_their_bytes(mask: int) -> None:
     """The key table (key_store.h) with its hashes cut to ``mask``'s bits (0: one hash for
-    every key, so each probe walks past the others and compares their bytes): keys of every
-    size up to 70 bytes, pairs one byte apart at every place, numbered as first seen."""
+    every key, so each probe walks past the others and compares their bytes; high bits only:
+    one home slot, keys told apart by their tags, each in the slot after the one before; high
+    bits and 0x3: four homes, a key in its home's next slot or further): keys of every size up
+    to 70 bytes, pairs one byte apart at every place, numbered as first seen."""
     from codegen.native import _records
 
     rng = random.Random(mask & 0xFFFF)

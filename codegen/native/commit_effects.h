@@ -156,7 +156,7 @@ static HOT_INLINE int64_t effects_key_in(EffectsObject *e, const int history,
                                          int64_t index) {
     int added;
     int64_t k = key_store_find_or_add_in(&e->store, history ? HISTORY_LAYOUT : EFFECT_LAYOUT,
-                                         bytes, (int32_t)size, h, &added);
+                                         bytes, (int32_t)size, h, &added, history);
     if (UNLIKELY(added) && k >= 0) {
         if (history && (uint64_t)k > HISTORY_MAX_KEY) {
             PyErr_Format(PyExc_ValueError, "CommitEffects: more than %lu keys in history mode",
