@@ -1062,3 +1062,90 @@ def test_numbers_read_from_buffers_are_the_kernels(
         want = _either(array, members, field, typ).fill_null(pa.scalar(null, typ))
         assert column.dtype == np.int64
         assert column.tolist() == want.to_pylist()
+
+
+_FLAG_NAMES = ("isControl", "isTransactional", "isTombstone")
+_SHAPES = ("all true", "all false", "all null", "nulls", "no nulls")
+
+
+def _bool_column(draw: random.Random, n: int, shape: str) -> list[bool | None]:
+    if shape in ("all true", "all false"):
+        return [shape == "all true"] * n
+    if shape == "all null":
+        return [None] * n
+    choices = (True, False, None) if shape == "nulls" else (True, False)
+    return [draw.choice(choices) for _ in range(n)]
+
+
+def _error_column(draw: random.Random, n: int, shape: str) -> list[str | None]:
+    if shape == "nulls":
+        return [draw.choice(("bad", None)) for _ in range(n)]
+    return ["bad" if shape == "all true" else None] * n
+
+
+def _sliced(values: list[Any], typ: pa.DataType, at: int, n: int, chunks: bool) -> Any:
+    """values[at:at + n] as a slice of a longer array (its bits at an offset), or as two chunks."""
+    array = pa.array(values, typ).slice(at, n)
+    if chunks:
+        return pa.chunked_array([array.slice(0, n // 2), array.slice(n // 2)], typ)
+    return array
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_engines_row_flags_are_the_numpy_forms(seed: int) -> None:
+    """row_flags (row_flags.h) equals _row_flags' numpy form on flag columns with nulls, sliced
+    at any bit, in chunks, all true, all false, all null, and error columns absent, all set,
+    all null or some set."""
+    draw = random.Random(seed)
+    n, at, tail = draw.randrange(0, 300), draw.randrange(0, 17), draw.randrange(0, 9)
+    chunks = draw.random() < 0.3
+    columns: dict[str, Any] = {}
+    for name in _FLAG_NAMES:
+        values = _bool_column(draw, at + n + tail, draw.choice(_SHAPES))
+        columns[name] = _sliced(values, pa.bool_(), at, n, chunks)
+    for name in ("_error", "_decode_error"):
+        shape = draw.choice(("absent", "all true", "all false", "nulls"))
+        if shape != "absent":
+            values = _error_column(draw, at + n + tail, shape)
+            columns[name] = _sliced(values, pa.string(), at, n, chunks)
+    table = pa.table(columns)
+    assert effects.row_flags(table).tolist() == effects._row_flags(table).tolist()
+
+
+@pytest.mark.parametrize("at", range(9))
+def test_every_combination_of_the_five_flags_sets_its_bits(at: int) -> None:
+    """Each of the 32 combinations of control, transactional, tombstone, error and decode
+    error (four times over, past 64 rows), from bitmaps at bit offset ``at``: its flags, bit for
+    bit, by the engine and by numpy alike."""
+    rows = [[(r >> b) & 1 for b in range(5)] for r in range(32)] * 4
+    pad: list[list[int]] = [[0] * 5] * at
+    cells = pad + rows
+    table = pa.table(
+        {
+            **{
+                name: pa.array([bool(c[b]) for c in cells], pa.bool_()).slice(at)
+                for b, name in enumerate(_FLAG_NAMES)
+            },
+            "_error": pa.array(["e" if c[3] else None for c in cells]).slice(at),
+            "_decode_error": pa.array(["d" if c[4] else None for c in cells]).slice(at),
+        }
+    )
+    expected = [
+        c * CONTROL | t * TRANSACTIONAL | s * TOMBSTONE | (0 if e or d else DECODED)
+        for c, t, s, e, d in rows
+    ]
+    assert effects.row_flags(table).tolist() == expected
+    assert effects._row_flags(table).tolist() == expected
+
+
+def test_row_flags_refuses_a_short_bitmap_and_a_flag_of_another_shape() -> None:
+    from codegen.native import _records
+
+    bitmap = b"\xff"
+    with pytest.raises(ValueError, match="too short"):
+        _records.row_flags(9, (bitmap, 0), 0, 0, 0, 0)
+    with pytest.raises(ValueError, match="too short"):
+        _records.row_flags(8, (bitmap, 1), 0, 0, 0, 0)
+    with pytest.raises(TypeError, match="a flag is"):
+        _records.row_flags(8, (bitmap,), 0, 0, 0, 0)
+    assert _records.row_flags(8, (bitmap, 0, b"\x0f", 0), 0, 0, 0, 1) == bytes([1] * 4 + [0] * 4)

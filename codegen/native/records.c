@@ -17,6 +17,7 @@
  * - superseded_commits (superseded_commits.h): the plain offset commits a later one of the
  *   same key supersedes, on the key bytes of the columns;
  * - commit_kind (commit_kinds.h): each row's kind for CommitEffects, from its key and flags;
+ * - row_flags (row_flags.h): those flags, from the flag columns' bitmaps;
  * - EffectHistory (effect_history.h): CommitEffects' history mode's rows that took effect, a
  *   column each, and their scatter by key;
  * - CommitEffects (commit_effects.h): the committed offsets of a log partition, in one pass;
@@ -49,6 +50,7 @@
 #include "key_store.h"
 #include "superseded_commits.h"
 #include "commit_kinds.h"
+#include "row_flags.h"
 #include "effect_history.h"
 #include "commit_effects.h"
 #include "live_keys.h"
@@ -115,6 +117,9 @@ static PyMethodDef records_functions[] = {
     {"superseded_commits", (PyCFunction)superseded_commits, METH_O,
      "superseded_commits(chunks) -> bool | None: mark the plain offset commits a later plain "
      "commit of the same key supersedes (see superseded_commits.h)."},
+    {"row_flags", (PyCFunction)(void (*)(void))row_flags, METH_FASTCALL,
+     "row_flags(n, control, transactional, tombstone, error, decode_error) -> bytes: each "
+     "row's flags for CommitEffects.add_records, from bitmaps (see row_flags.h)."},
     {"int16_heads", (PyCFunction)(void (*)(void))int16_heads, METH_FASTCALL,
      "int16_heads(offsets, data, validity, bit_offset, null, short) -> bytes: the big-endian "
      "int16 each row of a binary column starts with, as int64 (see row_heads.h)."},
