@@ -1149,3 +1149,27 @@ def test_row_flags_refuses_a_short_bitmap_and_a_flag_of_another_shape() -> None:
     with pytest.raises(TypeError, match="a flag is"):
         _records.row_flags(8, (bitmap,), 0, 0, 0, 0)
     assert _records.row_flags(8, (bitmap, 0, b"\x0f", 0), 0, 0, 0, 1) == bytes([1] * 4 + [0] * 4)
+
+
+@pytest.mark.parametrize("flag", ["isControl", "isTransactional", "isTombstone", "_error"])
+@pytest.mark.parametrize("row", [0, 63, 64, 100, 127, 199])
+def test_one_flag_among_plain_rows_is_kept(flag: str, row: int) -> None:
+    """Runs of 64 rows decoded with no flag set (row_flags.h's usual run) beside one row with
+    ``flag`` set: that row's flags, and only its, differ, by the engine and by numpy alike."""
+    n, at = 200, 3
+    columns: dict[str, Any] = {
+        name: pa.array([False] * (n + at), pa.bool_()).slice(at) for name in _FLAG_NAMES
+    }
+    columns["_error"] = pa.nulls(n + at, pa.string()).slice(at)
+    cells: list[Any] = [None] * (n + at)
+    cells[at + row] = True if flag in _FLAG_NAMES else "bad"
+    columns[flag] = pa.array(cells, columns[flag].type).slice(at)
+    table = pa.table(columns)
+    expected = [DECODED] * n
+    expected[row] = {"isControl": CONTROL, "isTransactional": TRANSACTIONAL}.get(
+        flag, TOMBSTONE
+    ) | DECODED
+    if flag == "_error":
+        expected[row] = 0
+    assert effects.row_flags(table).tolist() == expected
+    assert effects._row_flags(table).tolist() == expected

@@ -131,6 +131,10 @@ static PyObject *row_flags(PyObject *module, PyObject *const *args, Py_ssize_t n
         uint64_t c = row_flag_word(&f[0], i), t = row_flag_word(&f[1], i),
                  s = row_flag_word(&f[2], i),
                  d = ~(row_flag_word(&f[3], i) | row_flag_word(&f[4], i));
+        if (!(c | t | s) && !~d) { /* the usual run: records decoded, no flag set */
+            memset(row + i, ROW_DECODED, 64);
+            continue;
+        }
         for (int k = 0; k < 64; k += 8) {
             uint64_t eight = row_flag_eight((uint8_t)(c >> k), (uint8_t)(t >> k),
                                             (uint8_t)(s >> k), (uint8_t)(d >> k));
