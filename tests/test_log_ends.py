@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from mapped_pages import mapped_rss
 
 from codegen.dumps import SegmentWriter, header_ends, segments
 from codegen.dumps.batch_rows import batch_rows
@@ -216,23 +217,6 @@ def write_large(path: Path, newest_at: int, batches: int, torn: bool = False) ->
             w.write_batch([(None, bytes([k % 251]) * 1000)] * 10, timestamp=at)
     if torn:
         path.write_bytes(path.read_bytes()[:-500])
-
-
-def mapped_rss(path: Path) -> int | None:
-    """The bytes of the process's mappings of ``path`` resident now (/proc/self/smaps), None
-    where that is not to be read."""
-    try:
-        lines = Path("/proc/self/smaps").read_text().splitlines()
-    except OSError:
-        return None
-    rss, ours = 0, False
-    for line in lines:
-        head = line.split()
-        if head and "-" in head[0] and not head[0].endswith(":"):  # a mapping's first line
-            ours = head[-1] == str(path)
-        elif ours and head[0] == "Rss:":
-            rss += int(head[1]) * 1024
-    return rss
 
 
 def test_newest_times_of_files_past_what_the_walk_holds(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ import crc32c
 import pyarrow as pa
 import pytest
 from corpus import KAFKA_DATA, TEST_DATA
+from mapped_pages import mapped_rss
 from v2_batches import BAD_CONTROL_BATCHES, between_good_batches, entry_frames, with_records
 
 from codegen.dumps import (
@@ -373,23 +374,6 @@ def test_a_map_of_a_segment_reads_as_its_file(
     assert any(errors(expected[tmp_path / f"{n}.log"][0]) for n in made)
 
 
-def _resident(path: Path) -> int | None:
-    """The bytes of the process's maps of ``path`` resident now (/proc/self/smaps), None where
-    that is not to be read."""
-    try:
-        lines = Path("/proc/self/smaps").read_text().splitlines()
-    except OSError:
-        return None
-    rss, ours = 0, False
-    for line in lines:
-        head = line.split()
-        if head and "-" in head[0] and not head[0].endswith(":"):  # a map's first line
-            ours = head[-1] == str(path)
-        elif ours and head[0] == "Rss:":
-            rss += int(head[1]) * 1024
-    return rss
-
-
 def test_a_read_only_map_read_whole_gives_its_pages_back(
     tmp_path: Path, records_module: ModuleType
 ) -> None:
@@ -412,7 +396,7 @@ def test_a_read_only_map_read_whole_gives_its_pages_back(
     for access in (mmap.ACCESS_READ, mmap.ACCESS_COPY):
         with path.open("rb") as fh, mmap.mmap(fh.fileno(), 0, access=access) as m:
             got = list(record_batches(m, name=str(path), native=True, batch_rows=500))
-            read[access] = _resident(path)
+            read[access] = mapped_rss(path)
             assert got == expected
     if read[mmap.ACCESS_READ] is None:
         pytest.skip("no /proc/self/smaps")
