@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 import itertools
 import json
 import random
@@ -287,54 +288,21 @@ def test_commit_arrays_are_the_commits_json(folder: str, log_folder: Path) -> No
 
 @pytest.mark.parametrize("folder", ["scenarios", "aibulb", "ldi-poc"])
 def test_lag_lines_are_the_groups_json(folder: str, log_folder: Path) -> None:
-    """Each jsonl line joined from its parts is what orjson writes of the group's JSON: share
-    partitions, groups without committed offsets and unknown log ends included."""
+    """Each jsonl line the command writes (:func:`write_group_lines`) is what orjson writes of
+    the group's JSON: share partitions, groups without committed offsets and unknown log ends
+    included, in the groups' order."""
     import orjson
 
-    from codegen.forensics.lag_command import lag_json_lines
+    from codegen.forensics.lag_json import write_group_lines
 
     path = log_folder if folder == "scenarios" else REAL.parent / folder
     reports = lag_reports(path)
     assert reports
-    assert list(lag_json_lines(reports)) == [orjson.dumps(g.to_json()) for g in reports]
     alone = GroupLag("g", None, [], 5, reports[0].share_partitions)
-    assert list(lag_json_lines([alone])) == [orjson.dumps(alone.to_json())]
-
-
-@pytest.mark.parametrize("limit", [1, 3, 7, 1 << 16])
-def test_lag_json_batches_are_the_groups_commits_summed(
-    limit: int, log_folder: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The jsonl lines are printed in batches closed where the commits of the groups since the
-    last batch reach the limit (or at the last group): sized from the partitions' starts and
-    stops in bulk, as a sum a group at a time sizes them; groups without partitions included."""
-    import orjson
-
-    from codegen.forensics import lag_command, lag_json
-
-    reports = lag_reports(log_folder)
-    alone = GroupLag("g", None, [], 5, reports[0].share_partitions)
-    every = [alone, *reports, alone, *reports[::-1], alone]
-    expected: list[int] = []  # each batch's groups, by the sum a group at a time
-    count = size = 0
-    for n, g in enumerate(every):
-        count, size = count + 1, size + sum(p.stop - p.start for p in g.partitions)
-        if size >= limit or n == len(every) - 1:
-            expected.append(count)
-            count = size = 0
-    batches: list[int] = []
-
-    def counted(groups: list[GroupLag], *rest: Any) -> list[list[bytes]]:
-        batches.append(len(groups))
-        return lag_json.group_lines(groups, *rest)
-
-    monkeypatch.setattr(lag_command, "_JSON_COMMITS", limit)
-    monkeypatch.setattr(lag_command, "group_lines", counted)
-    lines = list(lag_command.lag_json_lines(every))
-    assert batches == expected
-    assert len(batches) == 1 if limit == 1 << 16 else len(set(batches)) > 1
-    assert lines == [orjson.dumps(g.to_json()) for g in every]
-    assert list(lag_command.lag_json_lines([])) == []
+    for groups in (reports, [alone], [alone, *reports, alone, *reports[::-1], alone], []):
+        written = io.BytesIO()
+        assert write_group_lines(groups, written.write) == len(groups)
+        assert written.getvalue() == b"".join(orjson.dumps(g.to_json()) + b"\n" for g in groups)
 
 
 def test_lag_lines_of_odd_values_are_orjson_s(log_folder: Path) -> None:
@@ -565,42 +533,6 @@ def test_written_group_lines_are_the_groups_lines(
     assert written([]) == (b"", [], [])
     monkeypatch.setattr(lag_json, "native_printer", lambda: None)
     assert written(every)[0] == expected
-
-
-def test_lines_in_parts_are_written_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Lines given in parts (lag's jsonl) reach a file as the joined lines, after what was
-    written through the buffer, when os.writev writes only a few bytes a call and when there
-    are more parts than one call gathers; an in-memory stream gets them joined."""
-    import io
-    import os
-    import sys
-
-    from codegen.forensics import output
-
-    lines = [[b"{", b"a" * 10, b"", b"}"], [bytes([i % 256]) for i in range(3000)], [b""]]
-    joined = b"".join(b"".join(parts) + b"\n" for parts in lines)
-    real_writev = os.writev
-    calls: list[int] = []
-
-    def short_writev(fd: int, parts: list[bytes]) -> int:
-        calls.append(len(parts))
-        return real_writev(fd, [b"".join(parts)[:7]])
-
-    for writev in (real_writev, short_writev):
-        monkeypatch.setattr(os, "writev", writev)
-        out = output.LineOutput(tmp_path / "out.jsonl")
-        out.write_lines([b"first"])
-        out.write_parted_lines([list(parts) for parts in lines])
-        out.close()
-        assert (tmp_path / "out.jsonl").read_bytes() == b"first\n" + joined
-        assert out.lines == 1 + len(lines)
-    assert max(calls) == 1024
-    memory = io.BytesIO()
-    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(memory))
-    out = output.LineOutput(None)
-    out.write_parted_lines([list(parts) for parts in lines])
-    out.close()
-    assert memory.getvalue() == joined
 
 
 def test_now_skips_a_broken_newest_batch(tmp_path: Path) -> None:

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
-from typing import Final
 
 import click
-import numpy as np
 
 from codegen.failures import GuardedCommand
 from codegen.forensics.burrow import DEFAULT_MIN_COMMITS, DEFAULT_WINDOW
 from codegen.forensics.inputs import parse_as_of
 from codegen.forensics.lag import GroupLag, lag_chunks
-from codegen.forensics.lag_json import group_lines, partition_rows, write_group_lines
+from codegen.forensics.lag_json import write_group_lines
 from codegen.forensics.output import (
     GROUP_OPTION,
     OUTPUT_OPTION,
@@ -25,10 +23,10 @@ from codegen.forensics.output import (
     time_cell,
 )
 from codegen.forensics.shares import in_flight_text
-from codegen.gc_pause import freeze_survivors, gc_paused
+from codegen.gc_pause import freeze_survivors
 from codegen.text import plural
 
-__all__ = ["lag_command", "lag_json_lines", "render_lag_table"]
+__all__ = ["lag_command", "render_lag_table"]
 
 
 def render_lag_table(reports: list[GroupLag]) -> str:
@@ -156,35 +154,3 @@ def _chunks_of(chunks: Iterable[list[GroupLag]], wanted: tuple[str, ...]) -> lis
     kept = [g for chunk in chunks for g in chunk if g.group in wanted]
     require_groups(wanted, {g.group for g in kept})
     return kept
-
-
-_JSON_COMMITS: Final = 1 << 16
-"""Commits encoded at a time: text of bounded size, in few bulk steps."""
-
-
-def lag_json_lines(reports: list[GroupLag]) -> Iterator[bytes]:
-    """One compact JSON line per group (UTF-8, no newline), as :func:`jsonl` writes
-    ``GroupLag.to_json()``; the groups are printed a few hundred thousand commits at a time,
-    their commits from their columns (:func:`codegen.forensics.lag_json.group_lines`)."""
-    for parts in _lag_json_parts(reports):
-        yield b"".join(parts)
-
-
-def _lag_json_parts(reports: list[GroupLag]) -> Iterator[list[bytes]]:
-    """:func:`lag_json_lines`' lines, each in its parts (:meth:`LineOutput.write_parted_lines`
-    writes them without joining)."""
-    partitions = [p for g in reports for p in g.partitions]
-    starts, stops = partition_rows(partitions)
-    # each group's first partition and the commits before it, in bulk: a batch's size with no
-    # step a partition (summed a group at a time, 13 M instructions at 1 M records)
-    firsts = np.cumsum([0, *map(len, [g.partitions for g in reports])])
-    before = np.append(0, np.cumsum(stops - starts))[firsts].tolist()
-    first = firsts.tolist()
-    a = 0
-    for n in range(len(reports)):
-        if before[n + 1] - before[a] >= _JSON_COMMITS or n == len(reports) - 1:
-            b, c = first[a], first[n + 1]
-            with gc_paused():  # the lines' parts: many small objects, no cycles
-                lines = group_lines(reports[a : n + 1], partitions[b:c], (starts[b:c], stops[b:c]))
-            yield from lines
-            a = n + 1

@@ -21,26 +21,12 @@ __all__ = [
     "group_line",
     "group_lines",
     "group_parts",
-    "partition_rows",
     "write_group_lines",
 ]
-
-PartitionRows = tuple[np.ndarray, np.ndarray]
-"""Partitions' starts and stops in their commit columns, in order (:func:`partition_rows`)."""
 
 Write = Callable[[bytes | memoryview], object]
 """An output's write (a buffered stream's: it takes all it is given, the native printer also
 gives again what a short write left), given text: a memoryview read within the call only."""
-
-
-def partition_rows(partitions: Sequence[PartitionLag]) -> PartitionRows:
-    """The partitions' starts and stops (int64): read once by a caller that batches them
-    (``lag --format jsonl`` sizes its batches by them), then given to :func:`group_lines`."""
-    # comprehensions into np.fromiter: np.fromiter of a map of attrgetter took some 500
-    # instructions a partition more each
-    n = len(partitions)
-    starts = np.fromiter([p.start for p in partitions], np.int64, n)
-    return starts, np.fromiter([p.stop for p in partitions], np.int64, n)
 
 
 def commits_json(partitions: Sequence[PartitionLag]) -> list[bytes]:
@@ -57,23 +43,17 @@ def commits_json(partitions: Sequence[PartitionLag]) -> list[bytes]:
     return texts
 
 
-def group_lines(
-    groups: Sequence[GroupLag],
-    partitions: Sequence[PartitionLag] | None = None,
-    rows: PartitionRows | None = None,
-) -> list[list[bytes]]:
+def group_lines(groups: Sequence[GroupLag]) -> list[list[bytes]]:
     """Each group's line of ``lag --format jsonl`` (:func:`group_line`), in parts: by the
     native printer whole (``lag_lines``, ``codegen/native/lag_lines.h``) where it prints every
     value, else by :func:`group_parts` (the reference; also for what orjson refuses: integers
-    past 64 bits, lone surrogates). ``partitions`` (the groups', in order) and their ``rows``
-    (:func:`partition_rows`) where the caller has them (read here without)."""
+    past 64 bits, lone surrogates)."""
     printer = native_printer()
-    if partitions is None:
-        partitions = [p for g in groups for p in g.partitions]
+    partitions = [p for g in groups for p in g.partitions]
     if printer is None or not partitions:
         return _reference_lines(groups, iter(commits_json(partitions)))
     lines: list[bytes | None] = printer.lag_lines(
-        list(groups), _shares(groups), _COMMIT_PREFIXES, *_commit_rows(partitions, rows)
+        list(groups), _shares(groups), _COMMIT_PREFIXES, *_commit_rows(partitions)
     )
     if all(line is not None for line in lines):
         return [[line] for line in lines if line is not None]
@@ -85,12 +65,7 @@ def group_lines(
     return out
 
 
-def write_group_lines(
-    groups: Sequence[GroupLag],
-    write: Write,
-    partitions: Sequence[PartitionLag] | None = None,
-    rows: PartitionRows | None = None,
-) -> int:
+def write_group_lines(groups: Sequence[GroupLag], write: Write) -> int:
     """:func:`group_lines`' lines, each ending with a newline, given to ``write``; their count.
     The native printer writes them through one buffer it reuses (``lag_write``,
     ``codegen/native/lag_lines.h``), where lines made whole (each a bytes object, megabytes at
@@ -102,14 +77,13 @@ def write_group_lines(
         write(b"".join([*parts, b"\n"]))
 
     printer = native_printer()
-    if partitions is None:
-        partitions = [p for g in groups for p in g.partitions]
+    partitions = [p for g in groups for p in g.partitions]
     if printer is None or not partitions:  # a line at a time: none held but the one written
         for group in groups:
             by_reference(group)
         return len(groups)
     listed, shares = list(groups), _shares(groups)
-    columns, masks, bounds = _commit_rows(partitions, rows)
+    columns, masks, bounds = _commit_rows(partitions)
     at = 0
     while at < len(listed):
         at = printer.lag_write(write, listed, shares, _COMMIT_PREFIXES, columns, masks, bounds, at)
@@ -139,15 +113,18 @@ def _reference_lines(groups: Sequence[GroupLag], texts: Iterator[bytes]) -> list
 
 
 def _commit_rows(
-    partitions: Sequence[PartitionLag], starts_stops: PartitionRows | None = None
+    partitions: Sequence[PartitionLag],
 ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray | None, ...], np.ndarray]:
     """The partitions' commits as the printer reads them: int64 columns (:data:`COMMIT_FIELDS`),
-    their masks (null where 0) and each partition's bounds in them; ``starts_stops``: the
-    partitions' (:func:`partition_rows`, read here without)."""
+    their masks (null where 0) and each partition's bounds in them."""
     # the columns compared by identity (a set of their ids took some 860 instructions a
     # partition)
     first = partitions[0].columns
-    starts, stops = starts_stops if starts_stops is not None else partition_rows(partitions)
+    # comprehensions into np.fromiter: np.fromiter of a map of attrgetter took some 500
+    # instructions a partition more each
+    n = len(partitions)
+    starts = np.fromiter([p.start for p in partitions], np.int64, n)
+    stops = np.fromiter([p.stop for p in partitions], np.int64, n)
     shared = all(p.columns is first for p in partitions)
     if shared and np.array_equal(starts[1:], stops[:-1]):
         rows = slice(int(starts[0]), int(stops[-1]))
@@ -184,9 +161,8 @@ def group_line(group: GroupLag, commits: Sequence[bytes]) -> bytes:
 def group_parts(group: GroupLag, commits: Sequence[bytes]) -> list[bytes]:
     """The text of :func:`group_line` in parts, ``commits`` among them as they are: orjson
     writes only the small objects around them (given whole groups, it grew and copied its
-    buffer as it took the texts: 0.23 G of lag's 7.3 G instructions at 1 M records), and a
-    writer given the parts copies the texts no more (``os.writev``). TypeError where orjson
-    refuses a value."""
+    buffer as it took the texts: 0.23 G of lag's 7.3 G instructions at 1 M records). TypeError
+    where orjson refuses a value."""
     parts = [orjson.dumps({"group": group.group, "status": group.status, "now": group.now})]
     parts[0] = parts[0][:-1]
     opening = b',"partitions":['

@@ -5,7 +5,6 @@ in a table."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -114,26 +113,6 @@ def _standard_json(doc: Any) -> str:
     return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
 
 
-_GATHERED: Final = 1024
-"""Parts per ``os.writev`` call (POSIX's least IOV_MAX)."""
-
-
-def _write_all(fd: int, parts: list[bytes]) -> None:
-    """Every byte of ``parts`` to ``fd``, in order, by ``os.writev`` (again from where a short
-    write stopped)."""
-    at = 0
-    while at < len(parts):
-        batch = parts[at : at + _GATHERED]
-        written = os.writev(fd, batch)
-        for part in batch:  # the parts written whole
-            if written < len(part):
-                break
-            written -= len(part)
-            at += 1
-        if written:  # a part written in part: its rest next
-            parts[at] = parts[at][written:]
-
-
 def emit(text: str, output: Path | None) -> None:
     """``text`` to standard output, or to ``output`` (``--output``), ending with a newline."""
     if output is None:
@@ -164,24 +143,6 @@ class LineOutput:
         for line in lines:
             out.write(line)
             out.write(b"\n")
-            self.lines += 1
-
-    def write_parted_lines(self, lines: Iterable[list[bytes]]) -> None:
-        """Lines given in parts (each list one line), written without joining them: gathered
-        by ``os.writev`` where the output is a file descriptor, so a long line's parts are not
-        copied once more into a line first."""
-        out = self._opened()
-        try:
-            fd = out.fileno() if hasattr(os, "writev") else -1
-        except (OSError, ValueError, AttributeError):  # an in-memory stream (tests, callers)
-            fd = -1
-        for parts in lines:
-            if fd < 0:
-                out.write(b"".join(parts))
-                out.write(b"\n")
-            else:
-                out.flush()  # what was written through the buffer goes first
-                _write_all(fd, [*parts, b"\n"])
             self.lines += 1
 
     def write_printed(self, lines: Callable[[Callable[[bytes | memoryview], object]], int]) -> None:
