@@ -204,16 +204,6 @@ static void key_store_free(KeyStore *s) {
     *s = (KeyStore){.entry_size = s->entry_size};
 }
 
-static HOT_INLINE KeyEntry *key_store_entry(const KeyStore *s, size_t k) {
-    return (KeyEntry *)(s->entries + k * s->entry_size);
-}
-
-/* Where the bytes of the key of entry e are: in the entry, or (longer) in the arena. */
-static HOT_INLINE const uint8_t *key_store_bytes(const KeyStore *s, const KeyEntry *e) {
-    return (size_t)e->size <= s->inline_cap ? (const uint8_t *)e + s->inline_at
-                                             : s->arena + e->at;
-}
-
 /* A store's entry layout (entry_size, inline_at, inline_cap), given as constants by a caller
    that knows it: the probe then finds an entry and its key's bytes by a shift and an add, not
    by a multiply and a compare of what it loaded from the store (some 5 instructions a lookup). */
@@ -225,8 +215,28 @@ static HOT_INLINE KeyLayout key_store_layout(const KeyStore *s) {
     return (KeyLayout){s->entry_size, s->inline_at, s->inline_cap};
 }
 
-/* Fetch ahead the slot of a hash, and (prefetch_entry) the entry of the key in it (in a store of
-   layout `layout`): its first line and, when its bytes start past it, the line they start at
+/* Entry k of a store of layout `layout`. */
+static HOT_INLINE KeyEntry *key_entry_in(const KeyStore *s, KeyLayout layout, size_t k) {
+    return (KeyEntry *)(s->entries + k * layout.entry_size);
+}
+
+/* Where the bytes of the key of entry e are: in the entry, or (longer) in the arena. */
+static HOT_INLINE const uint8_t *key_bytes_in(const KeyStore *s, KeyLayout layout,
+                                              const KeyEntry *e) {
+    return (size_t)e->size <= layout.inline_cap ? (const uint8_t *)e + layout.inline_at
+                                                : s->arena + e->at;
+}
+
+static HOT_INLINE KeyEntry *key_store_entry(const KeyStore *s, size_t k) {
+    return key_entry_in(s, key_store_layout(s), k);
+}
+
+static HOT_INLINE const uint8_t *key_store_bytes(const KeyStore *s, const KeyEntry *e) {
+    return key_bytes_in(s, key_store_layout(s), e);
+}
+
+/* Fetch ahead the slot of a hash, and (prefetch_entry, in a store of layout `layout`) the entry
+   of the key in it: its first line and, when its bytes start past it, the line they start at
    (not read to know where they are: a load of the entry would wait for it, and a key in the
    arena is rare). */
 static HOT_INLINE void key_store_prefetch(const KeyStore *s, uint64_t h) {
@@ -236,7 +246,7 @@ static HOT_INLINE void key_store_prefetch(const KeyStore *s, uint64_t h) {
 static HOT_INLINE void key_store_prefetch_entry(const KeyStore *s, KeyLayout layout, uint64_t h) {
     uint64_t slot = s->slots[h & s->mask];
     if (!slot) return;
-    const uint8_t *e = s->entries + (size_t)((uint32_t)slot - 1) * layout.entry_size;
+    const uint8_t *e = (const uint8_t *)key_entry_in(s, layout, (uint32_t)slot - 1);
     __builtin_prefetch(e);
     if (layout.inline_at >= KEY_STORE_LINE) __builtin_prefetch(e + layout.inline_at);
 }
@@ -318,11 +328,8 @@ static HOT_INLINE int key_bytes_equal(const uint8_t *a, const uint8_t *b, size_t
 static HOT_INLINE int key_store_holds(const KeyStore *s, KeyLayout layout, uint64_t slot,
                                       uint64_t tag, const uint8_t *bytes, int32_t size) {
     if ((slot & KEY_STORE_TAG) != tag) return 0;
-    const KeyEntry *e =
-        (const KeyEntry *)(s->entries + (size_t)((uint32_t)slot - 1) * layout.entry_size);
-    const uint8_t *stored = (size_t)e->size <= layout.inline_cap
-                                ? (const uint8_t *)e + layout.inline_at
-                                : s->arena + e->at;
+    const KeyEntry *e = key_entry_in(s, layout, (uint32_t)slot - 1);
+    const uint8_t *stored = key_bytes_in(s, layout, e);
     return e->size == size && key_bytes_equal(stored, bytes, (size_t)size);
 }
 
