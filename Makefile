@@ -195,6 +195,7 @@ SANITIZE_TESTS := tests/test_native_arguments.py tests/test_read_limits.py \
   tests/test_forensics_lag.py::test_lag_lines_of_odd_values_are_orjson_s \
   tests/test_forensics_lag.py::test_lag_lines_keep_repeated_texts_apart \
   tests/test_forensics_lag.py::test_written_group_lines_are_the_groups_lines \
+  tests/test_forensics_lag.py::test_runs_of_refused_groups_are_the_reference_s \
   tests/test_forensics_lag.py::test_partition_objects_are_the_dataclass_s \
   tests/test_forensics_lag.py::test_slot_objects_refuses_what_it_cannot_make \
   tests/test_forensics_groups_json.py

@@ -305,12 +305,36 @@ def test_lag_lines_are_the_groups_json(folder: str, log_folder: Path) -> None:
         assert written.getvalue() == b"".join(orjson.dumps(g.to_json()) + b"\n" for g in groups)
 
 
+def _native_lines(groups: list[GroupLag]) -> tuple[list[bytes], list[GroupLag]]:
+    """The lines lag_write (lag_lines.h) writes of ``groups`` (no newlines, no share
+    partitions) and the groups it gave to the reference."""
+    from codegen.forensics import lag_json
+
+    printer = lag_json.native_printer()
+    if printer is None:
+        pytest.skip("the native printer is not built")
+    text = bytearray()
+    refused: list[GroupLag] = []
+
+    def reference(group: GroupLag) -> bytes:
+        refused.append(group)
+        return lag_json._reference_line(group)
+
+    columns, masks, bounds = lag_json._commit_rows([p for g in groups for p in g.partitions])
+    shares = [None] * len(groups)
+    written = printer.lag_write(
+        text.extend, reference, groups, shares, lag_json._COMMIT_PREFIXES, columns, masks, bounds
+    )
+    assert written == len(groups)
+    return bytes(text).split(b"\n")[:-1], refused
+
+
 def test_lag_lines_of_odd_values_are_orjson_s(log_folder: Path) -> None:
-    """Lines the native printer writes whole (lag_lines.h) are orjson's of the group's JSON
-    for any string (quotes, backslashes, control characters, non-ASCII), null keys and
-    integers at the 64-bit edges; a value it does not print (a lone surrogate, an integer past
-    64 bits) leaves that group's line to the reference, the others'
-    still its own; share partitions' text is put in as given."""
+    """Lines the native printer writes (lag_lines.h) are orjson's of the group's JSON for any
+    string (quotes, backslashes, control characters, non-ASCII), null keys and integers at the
+    64-bit edges; a value it does not print (a lone surrogate, an integer past 64 bits) leaves
+    that group's line to the reference (what it raises raised), the others' still its own;
+    share partitions' text is put in as given."""
 
     import orjson
 
@@ -349,38 +373,43 @@ def test_lag_lines_of_odd_values_are_orjson_s(log_folder: Path) -> None:
         GroupLag("big", None, [_replace(reports[1].partitions[0], lag=2**64)], 5),
     ]
     every = [*groups, *refused, *reports]
-    lines = lag_json.group_lines(every)
-    assert [b"".join(parts) for parts in lines[: len(groups)]] == [
-        orjson.dumps(g.to_json()) for g in groups
-    ]
-    assert [b"".join(parts) for parts in lines[len(groups) + len(refused) :]] == [
-        orjson.dumps(g.to_json()) for g in reports
-    ]
+    written = io.BytesIO()
+    assert lag_json.write_group_lines(every, written.write) == len(every)
+    lines = written.getvalue().split(b"\n")
+    assert lines.pop() == b"" and len(lines) == len(every)
+    assert lines[: len(groups)] == [orjson.dumps(g.to_json()) for g in groups]
+    assert lines[len(groups) + len(refused) :] == [orjson.dumps(g.to_json()) for g in reports]
     from codegen.forensics.output import json_line
 
-    assert [b"".join(parts) for parts in lines[len(groups) : len(groups) + len(refused)]] == [
+    assert lines[len(groups) : len(groups) + len(refused)] == [
         json_line(g.to_json()).encode() for g in refused
     ]
+    if lag_json.native_printer() is None:
+        return
+    natively, given = _native_lines(every)
+    assert natively == lines and given == refused
+    lone = [_replace(reports[0], group="lone \ud800")]
+    with pytest.raises(UnicodeEncodeError):  # the reference fails too
+        _native_lines(lone)
     printer = lag_json.native_printer()
-    if printer is not None:
-        shares = [None] * len(every)
-        columns, masks, bounds = lag_json._commit_rows([p for g in every for p in g.partitions])
-        natively = printer.lag_lines(
-            every, shares, lag_json._COMMIT_PREFIXES, columns, masks, bounds
-        )
-        assert natively[len(groups) : len(groups) + len(refused)] == [None] * len(refused)
-        lone = [_replace(reports[0], group="lone \ud800")]  # the reference fails too
-        columns, masks, bounds = lag_json._commit_rows(lone[0].partitions)
-        again = printer.lag_lines(lone, [None], lag_json._COMMIT_PREFIXES, columns, masks, bounds)
-        assert again == [None]
-        with pytest.raises(ValueError):
-            printer.lag_lines(every, shares, lag_json._COMMIT_PREFIXES, columns, masks, bounds[1:])
-        with pytest.raises(TypeError):
-            printer.lag_lines(every, shares[1:], lag_json._COMMIT_PREFIXES, columns, masks, bounds)
+    shares = [None] * len(every)
+    columns, masks, bounds = lag_json._commit_rows([p for g in every for p in g.partitions])
+    prefixes = lag_json._COMMIT_PREFIXES
+
+    def not_bytes(group: GroupLag) -> str:
+        return "a line"
+
+    for reference, error in ((not_bytes, TypeError), (lambda g: 1 / 0, ZeroDivisionError)):
+        with pytest.raises(error):
+            printer.lag_write(len, reference, every, shares, prefixes, columns, masks, bounds)
+    with pytest.raises(ValueError):
+        printer.lag_write(len, not_bytes, every, shares, prefixes, columns, masks, bounds[1:])
+    with pytest.raises(TypeError):
+        printer.lag_write(len, not_bytes, every, shares[1:], prefixes, columns, masks, bounds)
 
 
 def test_lag_lines_keep_repeated_texts_apart(log_folder: Path) -> None:
-    """The texts lag_lines keeps (a partition's group, topic, log end source and status, by
+    """The texts lag_write keeps (a partition's group, topic, log end source and status, by
     hash; its reason, the last one by identity) are printed again only for an equal string:
     equal strings made apart, strings of one hash slot, texts too long to keep, escapes; a
     str subclass leaves its group to the reference; partitions of another type are read by
@@ -388,11 +417,6 @@ def test_lag_lines_keep_repeated_texts_apart(log_folder: Path) -> None:
 
     import orjson
 
-    from codegen.forensics import lag_json
-
-    printer = lag_json.native_printer()
-    if printer is None:
-        pytest.skip("the native printer is not built")
     reports = lag_reports(log_folder)
     base = reports[0].partitions[0]
     # ASCII strings in one of the 64 slots (the low bits of their hash), made apart
@@ -439,30 +463,19 @@ def test_lag_lines_keep_repeated_texts_apart(log_folder: Path) -> None:
         GroupLag("s", None, [_replace(base, topic=Text("t-1"))], 3),
     ]
     every = [*groups, *odd]
-    columns, masks, bounds = lag_json._commit_rows([p for g in every for p in g.partitions])
-    lines = printer.lag_lines(
-        every, [None] * len(every), lag_json._COMMIT_PREFIXES, columns, masks, bounds
-    )
-    assert lines[:-1] == [orjson.dumps(g.to_json()) for g in every[:-1]]
-    assert lines[-1] is None  # a str subclass: the reference's
+    lines, refused = _native_lines(every)
+    assert lines == [orjson.dumps(g.to_json()) for g in every]
+    assert refused == every[-1:]  # a str subclass: the reference's
     unset = object.__new__(PartitionLag)
-    columns, masks, bounds = lag_json._commit_rows([base])
     with pytest.raises(AttributeError):
-        printer.lag_lines(
-            [GroupLag("u", None, [unset], 4)],
-            [None],
-            lag_json._COMMIT_PREFIXES,
-            columns,
-            masks,
-            bounds,
-        )
+        _native_lines([GroupLag("u", None, [unset], 4)])
 
 
 def test_written_group_lines_are_the_groups_lines(
     log_folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """write_group_lines gives write the lines group_lines makes, each with a newline: the
-    native printer a buffer at a time (a partition's commits cut across buffers, numbers of
+    """write_group_lines gives write each group's line (orjson's of its JSON, the standard
+    library's where orjson refuses it) with a newline: the native printer a buffer at a time (a partition's commits cut across buffers, numbers of
     every digit count, both signs and the int64 edges, log ends null and not), its views
     released after each call, a short write's rest given again; a group it does not print (an
     integer past 64 bits, a str subclass) by the reference in its place; the same without the
@@ -491,7 +504,10 @@ def test_written_group_lines_are_the_groups_lines(
     subclassed = GroupLag("s", None, [_replace(base, topic=Text("t-1"))], 6)
     alone = GroupLag("g", None, [], 5)
     every = [*reports, big, refused, alone, big, subclassed, *reports]
-    expected = b"".join(b"".join(p) + b"\n" for p in lag_json.group_lines(every))
+    from codegen.forensics.output import json_bytes
+
+    expected = b"".join(json_bytes(g.to_json()) + b"\n" for g in every)
+    assert b'"lag":18446744073709551616' in expected
     assert expected.count(b"\n") == len(every) and orjson.dumps(big.to_json()) in expected
 
     def written(groups: list[GroupLag]) -> tuple[bytes, list[memoryview], list[int]]:
@@ -533,6 +549,48 @@ def test_written_group_lines_are_the_groups_lines(
     assert written([]) == (b"", [], [])
     monkeypatch.setattr(lag_json, "native_printer", lambda: None)
     assert written(every)[0] == expected
+
+
+def test_runs_of_refused_groups_are_the_reference_s(
+    log_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs of groups the native printer does not print (integers past 64 bits, a str
+    subclass), at both ends and between groups it prints, are written in their places as the
+    pure backend writes them, all within one call of lag_write (the groups, their partitions
+    and commit columns read once, not again after each refused group)."""
+    from codegen.forensics import lag_json
+
+    printer = lag_json.native_printer()
+    if printer is None:
+        pytest.skip("the native printer is not built")
+    reports = lag_reports(log_folder)
+    base = reports[0].partitions[0]
+
+    class Text(str):
+        pass
+
+    past = [GroupLag(f"past-{i}", None, [_replace(base, lag=2**64 + i)], 5) for i in range(3)]
+    subclassed = GroupLag("s", None, [_replace(base, topic=Text("t-1"))], 6)
+    every = [*past, *reports, *past, subclassed, *past[::-1], reports[0], subclassed, *past]
+    calls: list[int] = []
+
+    class Counted:  # the printer, its lag_write calls counted
+        def __getattr__(self, name: str) -> Any:
+            return getattr(printer, name)
+
+        def lag_write(self, *args: Any) -> int:
+            calls.append(len(args[2]))
+            return printer.lag_write(*args)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(lag_json, "native_printer", Counted)
+    natively = io.BytesIO()
+    assert lag_json.write_group_lines(every, natively.write) == len(every)
+    assert calls == [len(every)]
+    monkeypatch.setattr(lag_json, "native_printer", lambda: None)
+    expected = io.BytesIO()
+    assert lag_json.write_group_lines(every, expected.write) == len(every)
+    assert natively.getvalue() == expected.getvalue()
+    assert expected.getvalue().count(b'"lag":18446744073709551618') == 4
 
 
 def test_now_skips_a_broken_newest_batch(tmp_path: Path) -> None:

@@ -397,7 +397,6 @@ ENTRY_POINTS = [
     ("_records", "commit_log_ends"),
     ("_records", "window_rules"),
     ("_records", "slot_objects"),
-    ("_jsontext", "lag_lines"),
     ("_jsontext", "lag_write"),
     ("_jsontext", "object_arrays"),
     ("_jsontext", "user_lines"),

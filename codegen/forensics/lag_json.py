@@ -4,7 +4,7 @@ commit columns by the native printer where it is built (an output of the lag vie
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 import numpy as np
@@ -15,14 +15,7 @@ from codegen.forensics.commits import COMMIT_FIELDS, CommitColumns
 from codegen.forensics.lag import GroupLag, PartitionLag
 from codegen.forensics.output import json_bytes
 
-__all__ = [
-    "Write",
-    "commits_json",
-    "group_line",
-    "group_lines",
-    "group_parts",
-    "write_group_lines",
-]
+__all__ = ["Write", "commits_json", "group_parts", "write_group_lines"]
 
 Write = Callable[[bytes | memoryview], object]
 """An output's write (a buffered stream's: it takes all it is given, the native printer also
@@ -43,54 +36,44 @@ def commits_json(partitions: Sequence[PartitionLag]) -> list[bytes]:
     return texts
 
 
-def group_lines(groups: Sequence[GroupLag]) -> list[list[bytes]]:
-    """Each group's line of ``lag --format jsonl`` (:func:`group_line`), in parts: by the
-    native printer whole (``lag_lines``, ``codegen/native/lag_lines.h``) where it prints every
-    value, else by :func:`group_parts` (the reference; also for what orjson refuses: integers
-    past 64 bits, lone surrogates)."""
-    printer = native_printer()
-    partitions = [p for g in groups for p in g.partitions]
-    if printer is None or not partitions:
-        return _reference_lines(groups, iter(commits_json(partitions)))
-    lines: list[bytes | None] = printer.lag_lines(
-        list(groups), _shares(groups), _COMMIT_PREFIXES, *_commit_rows(partitions)
-    )
-    if all(line is not None for line in lines):
-        return [[line] for line in lines if line is not None]
-    texts = iter(commits_json(partitions))
-    out: list[list[bytes]] = []
-    for g, line in zip(groups, lines, strict=True):
-        commits = [next(texts) for _ in g.partitions]
-        out += [[line]] if line is not None else _reference_lines([g], iter(commits))
-    return out
-
-
 def write_group_lines(groups: Sequence[GroupLag], write: Write) -> int:
-    """:func:`group_lines`' lines, each ending with a newline, given to ``write``; their count.
-    The native printer writes them through one buffer it reuses (``lag_write``,
-    ``codegen/native/lag_lines.h``), where lines made whole (each a bytes object, megabytes at
-    16 M records) were written into fresh memory and out of cache; a group whose line it does
-    not print is printed by the reference, in its place."""
-
-    def by_reference(group: GroupLag) -> None:
-        parts = _reference_lines([group], iter(commits_json(group.partitions)))[0]
-        write(b"".join([*parts, b"\n"]))
-
+    """Each group's line of ``lag --format jsonl`` (``orjson.dumps(group.to_json())``), ending
+    with a newline, given to ``write``; their count. The native printer writes them through one
+    buffer it reuses (``lag_write``, ``codegen/native/lag_lines.h``), where lines made whole
+    (each a bytes object, megabytes at 16 M records) were written into fresh memory and out of
+    cache; a group whose line it does not print is given to the reference
+    (:func:`_reference_line`) within the same call, its line written in its place."""
     printer = native_printer()
     partitions = [p for g in groups for p in g.partitions]
     if printer is None or not partitions:  # a line at a time: none held but the one written
         for group in groups:
-            by_reference(group)
+            write(_reference_line(group))
         return len(groups)
-    listed, shares = list(groups), _shares(groups)
     columns, masks, bounds = _commit_rows(partitions)
-    at = 0
-    while at < len(listed):
-        at = printer.lag_write(write, listed, shares, _COMMIT_PREFIXES, columns, masks, bounds, at)
-        if at < len(listed):
-            by_reference(listed[at])
-            at += 1
-    return len(listed)
+    written: int = printer.lag_write(
+        write,
+        _reference_line,
+        list(groups),
+        _shares(groups),
+        _COMMIT_PREFIXES,
+        columns,
+        masks,
+        bounds,
+    )
+    return written
+
+
+def _reference_line(group: GroupLag) -> bytes:
+    """The group's line by the reference, with its newline: :func:`group_parts` joined, or
+    where orjson refuses a value (integers past 64 bits, lone surrogates) the standard
+    library's JSON (:func:`~codegen.forensics.output.json_bytes`)."""
+    commits = commits_json(group.partitions)
+    try:
+        parts = group_parts(group, commits)
+    except TypeError:
+        parts = [json_bytes(group.to_json())]
+    parts.append(b"\n")
+    return b"".join(parts)
 
 
 def _shares(groups: Sequence[GroupLag]) -> list[bytes | None]:
@@ -99,17 +82,6 @@ def _shares(groups: Sequence[GroupLag]) -> list[bytes | None]:
         orjson.dumps([s.to_json() for s in g.share_partitions]) if g.share_partitions else None
         for g in groups
     ]
-
-
-def _reference_lines(groups: Sequence[GroupLag], texts: Iterator[bytes]) -> list[list[bytes]]:
-    lines: list[list[bytes]] = []
-    for g in groups:
-        commits = [next(texts) for _ in g.partitions]
-        try:
-            lines.append(group_parts(g, commits))
-        except TypeError:  # what orjson refuses: integers past 64 bits, lone surrogates
-            lines.append([json_bytes(g.to_json())])
-    return lines
 
 
 def _commit_rows(
@@ -152,14 +124,9 @@ def _commit_rows(
     )
 
 
-def group_line(group: GroupLag, commits: Sequence[bytes]) -> bytes:
-    """``orjson.dumps(group.to_json(commits))`` with ``commits`` (each partition's commits'
-    JSON array text, :func:`commits_json`) as they are: :func:`group_parts` joined."""
-    return b"".join(group_parts(group, commits))
-
-
 def group_parts(group: GroupLag, commits: Sequence[bytes]) -> list[bytes]:
-    """The text of :func:`group_line` in parts, ``commits`` among them as they are: orjson
+    """``orjson.dumps(group.to_json(commits))`` in parts, with ``commits`` (each partition's
+    commits' JSON array text, :func:`commits_json`) among them as they are: orjson
     writes only the small objects around them (given whole groups, it grew and copied its
     buffer as it took the texts: 0.23 G of lag's 7.3 G instructions at 1 M records). TypeError
     where orjson refuses a value."""

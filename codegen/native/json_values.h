@@ -60,6 +60,20 @@ static int buf_drain(Buf *b) {
     return 0;
 }
 
+/* Text s (n bytes, held by the caller) given to b->sink after b's own: copied into b where it
+   fits, once drained if it must be, else given as it is (a line of megabytes neither copied
+   nor growing b for the rest of the output). */
+static int buf_put_through(Buf *b, const char *s, Py_ssize_t n) {
+    if (b->cap - b->len < n && buf_drain(b) < 0) return -1;
+    if (b->cap - b->len >= n) {
+        memcpy(b->p + b->len, s, (size_t)n);
+        b->len += n;
+        return 0;
+    }
+    Buf whole = {(char *)s, n, n, NULL, b->sink};
+    return buf_drain(&whole);
+}
+
 static int buf_grow(Buf *b, Py_ssize_t more) {
     if (b->sink) { /* its text written out first: grown only for more than it holds */
         if (buf_drain(b) < 0) return -1;

@@ -64,13 +64,11 @@ static PyObject *S_bytes;
 #include "timeline_arrays.h"
 
 static PyMethodDef module_methods[] = {
-    {"lag_lines", (PyCFunction)(void (*)(void))lag_lines, METH_FASTCALL,
-     "lag_lines(groups, shares, prefixes, columns, masks, bounds) -> list of bytes | None: "
-     "lag's jsonl line of each group (see lag_lines.h)."},
     {"lag_write", (PyCFunction)(void (*)(void))lag_write, METH_FASTCALL,
-     "lag_write(write, groups, shares, prefixes, columns, masks, bounds, first) -> int: "
-     "lag_lines' lines of groups[first:], each with a newline, given to write a buffer at a "
-     "time, up to the first group whose line is None: its index (see lag_lines.h)."},
+     "lag_write(write, reference, groups, shares, prefixes, columns, masks, bounds) -> int: "
+     "lag's jsonl line of each group, with a newline, given to write a buffer at a time, the "
+     "line of a group not printed here made by reference(group); their count (see "
+     "lag_lines.h)."},
     {"object_arrays", (PyCFunction)(void (*)(void))object_arrays, METH_FASTCALL,
      "object_arrays(prefixes, columns, masks, bounds) -> list of bytes: JSON arrays of objects "
      "of int64 columns (null where a mask is 0), one per run of rows."},

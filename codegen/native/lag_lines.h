@@ -1,12 +1,12 @@
-/* lag_lines: the lines of `lag --format jsonl`, a group per line, printed here from the groups'
- * objects and their partitions' commit columns (codegen.forensics.lag_json.group_lines; the
- * reference is orjson of GroupLag.to_json, what lag_json.group_parts joins): each group's
+/* lag_write: the lines of `lag --format jsonl`, a group per line, printed here from the groups'
+ * objects and their partitions' commit columns (codegen.forensics.lag_json.write_group_lines;
+ * the reference is orjson of GroupLag.to_json, what lag_json.group_parts joins) and given to
+ * the output's write a buffer at a time: each group's
  * {"group","status","now","partitions":[...]} (and "sharePartitions", its text given), each
  * partition's members as PartitionLag.to_json names them, its commits as object_arrays prints
  * them. A group with a value not printed here (a string with a lone surrogate, an integer past
- * 64 bits, a type the views do not make) gets None: the caller prints that line by the
- * reference. lag_write gives the same lines to the output's write a buffer at a time (lag
- * --format jsonl). Included by jsontext.c after object_arrays (ObjectRows, put_object_rows).
+ * 64 bits, a type the views do not make) has its line made by the reference, written in its
+ * place. Included by jsontext.c after object_arrays (ObjectRows, put_object_rows).
  */
 
 enum { LG_GROUP, LG_STATUS, LG_NOW, LG_PARTITIONS, N_GROUP_ATTRS };
@@ -192,7 +192,7 @@ static HOT_INLINE int put_partition_member(Buf *b, PartitionReader *r, PyObject 
     return done;
 }
 
-/* What lag_lines and lag_write print from: the groups (a list of GroupLag), their shares'
+/* What lag_write prints from: the groups (a list of GroupLag), their shares'
    texts and partitions' lists (held), the commit rows and their bounds, the partitions'
    reader, and one group's skeleton: its line without its partitions' commits, the commits of
    partition p going at cut[p] (its text and cut reused from group to group). */
@@ -217,10 +217,10 @@ static void lag_print_close(LagPrint *lp) {
     Py_XDECREF(lp->parts);
 }
 
-/* lp read from (groups, shares, prefixes, columns, masks, bounds), as lag_lines takes them
-   (`name` names the caller in errors); 0, or -1 with an error set (lp closed either way by
-   lag_print_close). */
-static int lag_print_open(LagPrint *lp, const char *name, PyObject *const *args) {
+/* lp read from (groups, shares, prefixes, columns, masks, bounds), as lag_write takes them;
+   0, or -1 with an error set (lp closed either way by lag_print_close). */
+static int lag_print_open(LagPrint *lp, PyObject *const *args) {
+    static const char name[] = "lag_write";
     memset(lp, 0, sizeof *lp);
     if (lag_names() < 0) return -1;
     lp->groups = args[0];
@@ -321,110 +321,63 @@ static int lag_line(Buf *b, const LagPrint *lp, Py_ssize_t g, const int64_t *at)
     return buf_put(b, text + done, lp->skeleton.len - done);
 }
 
-/* Whether lag_lines' and lag_write's groups and shares are two lists of one length. */
-static int lag_lists(PyObject *const *args) {
-    return PyList_CheckExact(args[0]) && PyList_CheckExact(args[1]) &&
-           PyList_GET_SIZE(args[0]) == PyList_GET_SIZE(args[1]);
-}
-
-/* lag_lines(groups, shares, prefixes, columns, masks, bounds) -> list: per group (a list of
-   GroupLag) its line (bytes, no newline) or None (printed by the reference). shares: per
-   group its "sharePartitions" text (bytes) or None. The commits of the p-th partition of the
-   groups (counted in order) are rows bounds[p]:bounds[p + 1] of object_arrays' columns. */
-static PyObject *lag_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 6 || !lag_lists(args))
-        return usage_error("lag_lines(groups, shares, prefixes, columns, masks, bounds): two "
-                           "lists of one length, three tuples and a buffer");
-    LagPrint lp;
-    PyObject *out = NULL;
-    if (lag_print_open(&lp, "lag_lines", args) < 0) goto done;
-    const Py_ssize_t ng = PyList_GET_SIZE(lp.groups);
-    const int64_t *at = lp.bounds.buf;
-    if (!(out = PyList_New(ng))) goto done;
-    for (Py_ssize_t g = 0; g < ng; g++) {
-        const Py_ssize_t np = PyList_GET_SIZE(PyList_GET_ITEM(lp.parts, g));
-        int done = lag_skeleton(&lp, g);
-        PyObject *line = NULL;
-        if (done == 0) {
-            /* the line is written into its bytes object (sized for about its text: a commit's
-               is near 120 bytes), grown if it must be and cut to its length at the end: no
-               copy */
-            Py_ssize_t size = lp.skeleton.len;
-            for (Py_ssize_t p = 0; p < np && size < PY_SSIZE_T_MAX / 4; p++)
-                size += 2 + 128 * (Py_ssize_t)(at[p + 1] - at[p]);
-            Buf b = {NULL, 0, size, PyBytes_FromStringAndSize(NULL, size), NULL};
-            if (!b.owner) done = -1;
-            else b.p = PyBytes_AS_STRING(b.owner);
-            if (done == 0 && (lag_line(&b, &lp, g, at) < 0 || _PyBytes_Resize(&b.owner, b.len) < 0))
-                done = -1;
-            line = b.owner;
-            if (done < 0) Py_CLEAR(line);
-        }
-        at += np;
-        if (done == -1) {
-            Py_XDECREF(line);
-            Py_CLEAR(out);
-            goto done;
-        }
-        if (done == NOT_HERE) {
-            PyErr_Clear(); /* the reference prints the line, and raises what it must */
-            line = Py_NewRef(Py_None);
-        }
-        PyList_SET_ITEM(out, g, line);
-    }
-done:
-    lag_print_close(&lp);
-    return out;
-}
-
 /* The most text lag_write holds before it gives it to its write: room for a commit's row at
    least, and kept within the second-level cache (2 MiB a core here) with the columns read. */
 #define LAG_WRITE_CHUNK (256 * 1024)
 
-/* lag_write(write, groups, shares, prefixes, columns, masks, bounds, first) -> int: the lines
-   of groups[first:] as lag_lines makes them, each with a newline, given to write (the
-   output's: called with a memoryview of up to LAG_WRITE_CHUNK bytes, released after) up to the
-   first group whose line lag_lines makes None; that group's index, len(groups) past the last.
-   Text of megabytes goes out through one buffer reused, not a bytes object a line. */
+/* Group's line made by reference (bytes, its newline included) put through b: 0 or -1. */
+static int put_reference_line(Buf *b, PyObject *reference, PyObject *group) {
+    PyObject *line = PyObject_CallOneArg(reference, group);
+    if (!line) return -1;
+    int put = -1;
+    if (PyBytes_Check(line))
+        put = buf_put_through(b, PyBytes_AS_STRING(line), PyBytes_GET_SIZE(line));
+    else
+        PyErr_SetString(PyExc_TypeError, "lag_write: a reference line is bytes");
+    Py_DECREF(line);
+    return put;
+}
+
+/* lag_write(write, reference, groups, shares, prefixes, columns, masks, bounds) -> int: each
+   group's line (groups: a list of GroupLag) with a newline, given to write (the output's:
+   called with a memoryview of up to LAG_WRITE_CHUNK bytes, released after); the lines'
+   count. shares: per group its "sharePartitions" text (bytes) or None. The commits of the
+   p-th partition of the groups (counted in order) are rows bounds[p]:bounds[p + 1] of
+   object_arrays' columns. A group whose line is not printed here is given to reference, which
+   returns its line (bytes, its newline included), written in its place: what is read once for
+   all the groups is not read again for it. Text of megabytes goes out through one buffer
+   reused, not a bytes object a line. */
 static PyObject *lag_write(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 8 || !PyCallable_Check(args[0]) || !lag_lists(args + 1) ||
-        !PyLong_CheckExact(args[7]))
-        return usage_error("lag_write(write, groups, shares, prefixes, columns, masks, bounds, "
-                           "first): a callable, two lists of one length, three tuples, a "
-                           "buffer and an int");
-    const Py_ssize_t first = PyLong_AsSsize_t(args[7]);
-    if (first == -1 && PyErr_Occurred()) return NULL;
+    if (nargs != 8 || !PyCallable_Check(args[0]) || !PyCallable_Check(args[1]) ||
+        !PyList_CheckExact(args[2]) || !PyList_CheckExact(args[3]) ||
+        PyList_GET_SIZE(args[2]) != PyList_GET_SIZE(args[3]))
+        return usage_error("lag_write(write, reference, groups, shares, prefixes, columns, "
+                           "masks, bounds): two callables, two lists of one length, three "
+                           "tuples and a buffer");
     LagPrint lp;
     Buf b = {NULL, 0, 0, NULL, args[0]};
-    Py_ssize_t g = -1;
-    if (lag_print_open(&lp, "lag_write", args + 1) < 0) goto done;
-    const Py_ssize_t ng = PyList_GET_SIZE(lp.groups);
-    if (first < 0 || first > ng) {
-        PyErr_SetString(PyExc_ValueError, "lag_write: first outside the groups");
-        goto done;
-    }
+    Py_ssize_t written = -1;
+    if (lag_print_open(&lp, args + 2) < 0) goto done;
     if (!(b.p = PyMem_Malloc(LAG_WRITE_CHUNK))) {
         PyErr_NoMemory();
         goto done;
     }
     b.cap = LAG_WRITE_CHUNK;
+    const Py_ssize_t ng = PyList_GET_SIZE(lp.groups);
     const int64_t *at = lp.bounds.buf;
-    for (Py_ssize_t k = 0; k < first; k++) at += PyList_GET_SIZE(PyList_GET_ITEM(lp.parts, k));
-    for (g = first; g < ng; g++) {
+    for (Py_ssize_t g = 0; g < ng; g++) {
         const int done = lag_skeleton(&lp, g);
         if (done == NOT_HERE) {
-            PyErr_Clear(); /* the reference prints the line, and raises what it must */
-            break;
-        }
-        if (done < 0 || lag_line(&b, &lp, g, at) < 0 || PUT_LITERAL(&b, "\n") < 0) {
-            g = -1;
+            PyErr_Clear(); /* the reference makes the line, and raises what it must */
+            if (put_reference_line(&b, args[1], PyList_GET_ITEM(lp.groups, g)) < 0) goto done;
+        } else if (done < 0 || lag_line(&b, &lp, g, at) < 0 || PUT_LITERAL(&b, "\n") < 0) {
             goto done;
         }
         at += PyList_GET_SIZE(PyList_GET_ITEM(lp.parts, g));
     }
-    if (buf_drain(&b) < 0) g = -1;
+    if (buf_drain(&b) == 0) written = ng;
 done:
     PyMem_Free(b.p);
     lag_print_close(&lp);
-    return g < 0 ? NULL : PyLong_FromSsize_t(g);
+    return written < 0 ? NULL : PyLong_FromSsize_t(written);
 }
