@@ -890,21 +890,39 @@ def test_history_numbers_read_in_place_are_commit_numbers(
     """The numbers history mode takes (_effect_numbers) of the engine's decoding, read from the
     value struct's shared buffers (commit_numbers not called), are commit_numbers' on every
     commit (kinds 1 and 3: plain and transactional, legacy values' epochs -1), in chunks of
-    any size and sliced off their start."""
+    any size and sliced off their start (to no rows at all)."""
     path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
     write_log(path, steps)
     for table in _decoded(path, batch_rows):
         table = table.slice(min(start, table.num_rows))
         want = commit_numbers(table)
         with mock.patch.object(effects, "commit_numbers", side_effect=AssertionError):
-            got = effects._effect_numbers(table) if table.num_rows else None
-        if got is None:
-            continue
+            got = effects._effect_numbers(table)
         assert [g.dtype for g in got] == [np.int64, np.int64, np.int32, np.uint8]
-        assert len(got[3]) == len(got[2]) and set(got[3].tolist()) <= {0, 1}
+        assert {len(g) for g in got} == {table.num_rows} and set(got[3].tolist()) <= {0, 1}
         commit = np.isin(_engine_kinds(table), [PLAIN_COMMIT, TRANSACTIONAL_COMMIT])
         for g, w in zip(_as_noted(got), want, strict=True):
             assert g[commit].tolist() == w[commit].tolist()
+
+
+def test_history_numbers_of_an_empty_chunk_are_empty(tmp_path: Path) -> None:
+    """A chunk of no rows (the engine's decoding sliced to none, an empty value struct of
+    another layout) has four empty columns of history mode's types, nothing read."""
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    write_log(
+        path, [("commit", 0, False, 3, 100, None, False), ("commit", 1, True, 1, 5, None, False)]
+    )
+    decoded = _decoded(path, 1000)[0]
+    empty = pa.table({"decodedValue": pa.array([], pa.struct([("x", pa.int8())]))})
+    for table in (decoded.slice(decoded.num_rows), decoded.slice(0, 0), empty):
+        with mock.patch.object(effects, "commit_numbers", side_effect=AssertionError):
+            got = effects._effect_numbers(table)
+        assert [(g.dtype, len(g)) for g in got] == [
+            (np.int64, 0),
+            (np.int64, 0),
+            (np.int32, 0),
+            (np.uint8, 0),
+        ]
 
 
 def test_history_numbers_of_the_reference_decoding_are_commit_numbers() -> None:

@@ -28,7 +28,7 @@ The pure backend's reference is :func:`codegen.dumps.compaction.apply_offsets` w
 from __future__ import annotations
 
 import importlib
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -311,12 +311,6 @@ def _add_records(
     return np.frombuffer(kinds, np.uint8)
 
 
-_NUMBERS: Final = (
-    ("offset", pa.int64()),
-    ("commitTimestamp", pa.int64()),
-    ("leaderEpoch", pa.int32()),
-)
-
 EffectNumbers = tuple[
     npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int32], npt.NDArray[np.uint8]
 ]
@@ -333,16 +327,21 @@ def _effect_numbers(decoded: pa.Table) -> EffectNumbers:
     ``commit_columns.h``: the members share their children's values), that buffer is read as
     it is, an epoch not valid where no member with one is (a legacy value); else
     :func:`~codegen.dumps.views.commit_rows.commit_numbers`. (A ``np.where`` and a cast to
-    int64 of every row's epoch took some 36 ms of lag's CPU at 16 M records.)"""
+    int64 of every row's epoch took some 36 ms of lag's CPU at 16 M records.) No rows: four
+    empty columns (an empty struct's children may have no buffers to read)."""
     value = single_array(decoded.column("decodedValue"))
     n = len(value)
+    if not n:
+        return _no_numbers()
     # each member with its validity, read once (a struct's buffers() lists all its children's)
     members = [value.field(m) for m in range(value.type.num_fields)]
     validities = [(m, m.buffers()[0]) for m in members]
-    read = [_in_place(validities, n, name, typ) for name, typ in _NUMBERS] if n else [None]
-    if any(r is None for r in read):
+    offsets = _in_place(validities, n, "offset", np.int64)
+    stamps = _in_place(validities, n, "commitTimestamp", np.int64)
+    leader_epochs = _in_place(validities, n, "leaderEpoch", np.int32)
+    if offsets is None or stamps is None or leader_epochs is None:
         return _reference_numbers(decoded)
-    (committed, _), (times, _), (epochs, having) = (r for r in read if r is not None)
+    (committed, _), (times, _), (epochs, having) = offsets, stamps, leader_epochs
     if len(having) < len(members) and all(m.null_count for m, _ in having):
         # valid where a member with an epoch is: the first's bits, the others' or-ed in
         valid = bits(having[0][1], having[0][0].offset, n)
@@ -357,12 +356,17 @@ Validities = list[tuple[pa.Array, pa.Buffer | None]]
 """The value struct's members, each with its validity buffer."""
 
 
+_Int = TypeVar("_Int", np.int64, np.int32)
+
+
 def _in_place(
-    members: Validities, n: int, name: str, typ: pa.DataType
-) -> tuple[npt.NDArray[Any], Validities] | None:
-    """Field ``name`` (of type ``typ``) of the ``n`` rows of the value struct's members that
-    have it, read from the one buffer they share, and those members; None where they do not
-    share one, or where one's field is null where its member is not (a validity of its own)."""
+    members: Validities, n: int, name: str, dtype: type[_Int]
+) -> tuple[npt.NDArray[_Int], Validities] | None:
+    """Field ``name`` (of ``dtype``'s Arrow type) of the ``n`` rows of the value struct's
+    members that have it, read from the one buffer they share, and those members; None where
+    they do not share one, or where one's field is null where its member is not (a validity of
+    its own)."""
+    typ = pa.from_numpy_dtype(dtype)
     having: Validities = []
     shared = None
     for m, validity in members:
@@ -384,8 +388,18 @@ def _in_place(
         having.append((m, validity))
     if shared is None:
         return None
-    dtype = np.dtype(np.int64 if typ == pa.int64() else np.int32)
-    return np.frombuffer(shared.buffers()[1], dtype, n, shared.offset * dtype.itemsize), having
+    size = np.dtype(dtype).itemsize
+    return np.frombuffer(shared.buffers()[1], dtype, n, shared.offset * size), having
+
+
+def _no_numbers() -> EffectNumbers:
+    """:data:`EffectNumbers` of no rows."""
+    return (
+        np.empty(0, np.int64),
+        np.empty(0, np.int64),
+        np.empty(0, np.int32),
+        np.empty(0, np.uint8),
+    )
 
 
 def _reference_numbers(decoded: pa.Table) -> EffectNumbers:
