@@ -10,6 +10,7 @@ import random
 import shutil
 import struct
 import subprocess
+import weakref
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -1023,8 +1024,11 @@ def test_commit_log_ends_checks_its_buffers() -> None:
         pytest.skip("the native engine is not built")
 
     def engine(*args: Any) -> tuple[bytes, bytes, bytes]:
-        """The steps indexed (log_end_index), then the commits' log ends in them."""
-        made: tuple[bytes, bytes, bytes] = commit_log_ends(index(*args[:3]), *args[3:])
+        """The steps (times, ends and each log end's bounds in them) indexed (log_end_index),
+        then the commits' log ends in them."""
+        times, ends, step_bounds = args[:3]
+        steps = [(times[a:b], ends[a:b]) for a, b in itertools.pairwise(step_bounds)]
+        made: tuple[bytes, bytes, bytes] = commit_log_ends(index(steps), *args[3:])
         return made
 
     i64 = lambda *v: np.asarray(v, np.int64)  # noqa: E731
@@ -1034,7 +1038,6 @@ def test_commit_log_ends_checks_its_buffers() -> None:
     assert np.frombuffer(lag, np.int64).tolist() == [0, 0]  # before the steps; past the end
     assert np.frombuffer(known, np.uint8).tolist() == [1, 1]
     for at, bad in [
-        (2, i64(0, 3)),  # the steps' bounds past the steps
         (3, i64(1)),  # a key's steps not among the log ends
         (3, i64(-2)),
         (4, i64(0, 3)),  # the commits' bounds past the commits
@@ -1045,9 +1048,20 @@ def test_commit_log_ends_checks_its_buffers() -> None:
     ]:
         with pytest.raises(ValueError):
             engine(*fine[:at], bad, *fine[at + 1 :])
-    for at in (0, 5):
-        with pytest.raises(ValueError):
-            engine(*fine[:at], b"\x00" * 7, *fine[at + 1 :])
+    with pytest.raises(ValueError):
+        engine(*fine[:5], b"\x00" * 7, *fine[6:])
+    # the steps: (times, ends) pairs of int64 buffers of one length, each held as it is
+    for bad_steps, error in [
+        ([(b"\x00" * 7, b"\x00" * 7)], ValueError),
+        ([(fine[0], fine[1][:1])], ValueError),
+        ([(fine[0],)], TypeError),
+        ([[fine[0], fine[1]]], TypeError),
+        ([(fine[0], None)], TypeError),
+        ([(i64(1, 2, 5, 6)[::2], fine[1])], ValueError),  # not contiguous: not copied
+        (None, TypeError),
+    ]:
+        with pytest.raises(error):
+            index(bad_steps)
     with pytest.raises(TypeError):
         engine(*fine[:6])
     with pytest.raises(TypeError):
@@ -1056,9 +1070,16 @@ def test_commit_log_ends_checks_its_buffers() -> None:
     for not_an_index in (fine[0], None, object()):
         with pytest.raises((TypeError, ValueError)):
             commit_log_ends(not_an_index, *fine[3:])
-    held = index(*fine[:3])
+    # the index holds its arrays (read where they are, not copied) while it lives
+    times, ends = i64(1, 5), i64(10, 20)
+    kept = [weakref.ref(times), weakref.ref(ends)]
+    held = index([(times, ends)])
+    del times, ends
+    assert all(r() is not None for r in kept)
     for _ in range(2):  # one index, read by several calls
         assert np.frombuffer(commit_log_ends(held, *fine[3:])[0], np.int64).tolist() == [0, 20]
+    del held
+    assert all(r() is None for r in kept)
     # no keys, no commits; a key with no steps (-1) among keys with some
     empty = engine(i64(1), i64(10), i64(0, 1), i64(), i64(0), i64(), i64())
     assert [len(b) for b in empty] == [0, 0, 0]
@@ -1106,11 +1127,7 @@ def test_commit_log_ends_at_every_time() -> None:
         [-(2**62), 0, 2**62],  # buckets as wide as int64 allows
     ]
     ends = [np.arange(1, len(t) + 1, dtype=np.int64) * 100 for t in layouts]
-    steps = index(
-        np.concatenate(layouts).astype(np.int64),
-        np.concatenate(ends),
-        np.concatenate([[0], np.cumsum([len(t) for t in layouts])]).astype(np.int64),
-    )
+    steps = index([(np.asarray(t, np.int64), e) for t, e in zip(layouts, ends, strict=True)])
     key_steps = [5, 4, -1, 3, 2, 1, -1, 0, 3, 1]
     key_times = []
     for s in key_steps:

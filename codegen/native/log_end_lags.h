@@ -2,8 +2,8 @@
  * commits of one log partition, key by key (codegen.forensics.lag.commit_lags; its numpy form is
  * the reference the tests hold this to).
  *
- * The log ends of the data partitions are steps: end e's are rows step_bounds[e] to
- * step_bounds[e + 1] of step_times (sorted: running maxima) and step_ends. Key k's commits are
+ * The log ends of the data partitions are steps: end e's are a pair of int64 arrays, its
+ * times (sorted: running maxima) and its ends. Key k's commits are
  * rows bounds[k] to bounds[k + 1] of commit_times and committed (their offsets), its data
  * partition's log end is key_steps[k] (-1: none known over time). A commit's log end is the
  * end of the last step at or before its time (0 before the first step): LogEnd.at's
@@ -161,11 +161,13 @@ static int bounds_valid(const int64_t *bounds, Py_ssize_t count, Py_ssize_t tota
 }
 
 /* The log ends' steps and their index, made once a command (log_end_index) and read by each
-   call of commit_log_ends: copies of the steps (the capsule owns them), each end's StepIndex
-   into below. */
+   call of commit_log_ends: each end's times and ends read where they are (its two buffers
+   held, not copied: at 16 M records the 96 data partitions' 768 k steps took 12 MB a copy,
+   and 12 MB more concatenated for it), each end's StepIndex into below. */
 typedef struct {
-    Py_ssize_t steps, ends;
-    int64_t *times, *step_end, *step_bounds;
+    Py_ssize_t ends, held;
+    Py_buffer *buffers; /* 2 an end: times, ends */
+    const int64_t **step_end;
     Py_ssize_t *below;
     StepIndex *index;
 } LogEndIndex;
@@ -174,9 +176,9 @@ static const char LOG_END_INDEX[] = "codegen.native._records.LogEndIndex";
 
 static void log_end_index_free(LogEndIndex *x) {
     if (!x) return;
-    PyMem_Free(x->times);
+    for (Py_ssize_t i = 0; i < x->held; i++) PyBuffer_Release(&x->buffers[i]);
+    PyMem_Free(x->buffers);
     PyMem_Free(x->step_end);
-    PyMem_Free(x->step_bounds);
     PyMem_Free(x->below);
     PyMem_Free(x->index);
     PyMem_Free(x);
@@ -186,62 +188,64 @@ static void log_end_index_release(PyObject *capsule) {
     log_end_index_free(PyCapsule_GetPointer(capsule, LOG_END_INDEX));
 }
 
-/* A copy of `len` bytes of src (at least one byte allocated), NULL with an error set. */
-static void *copied(const void *src, Py_ssize_t len) {
-    void *p = PyMem_Malloc(len ? (size_t)len : 1);
-    if (!p) return PyErr_NoMemory();
-    if (len) memcpy(p, src, (size_t)len);
-    return p;
+/* End `end`'s (times, ends) pair of `steps` held in x->buffers (2 * end on: its times, then
+   its ends), 0 with an error set. */
+static int hold_steps(LogEndIndex *x, PyObject *pair, Py_ssize_t end) {
+    if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+        PyErr_SetString(PyExc_TypeError, "log_end_index: each log end's steps are a (times, "
+                                         "ends) pair");
+        return 0;
+    }
+    for (int i = 0; i < 2; i++, x->held++)
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(pair, i), &x->buffers[2 * end + i],
+                               PyBUF_SIMPLE) < 0)
+            return 0;
+    const Py_buffer *b = &x->buffers[2 * end];
+    if (b[0].len % 8 || b[1].len != b[0].len) {
+        PyErr_SetString(PyExc_ValueError, "log_end_index: a log end's times and ends are "
+                                          "int64 buffers of one length");
+        return 0;
+    }
+    return 1;
 }
 
-/* log_end_index(step_times, step_ends, step_bounds) -> capsule: the steps of the log ends
-   (int64 buffers as above: step_bounds rising from 0, ends + 1 of them) copied and each
-   end's indexed by time, for commit_log_ends. */
+/* log_end_index(steps) -> capsule: the steps of the log ends (a sequence of (times, ends)
+   pairs of int64 buffers as above, held by the capsule: not to be changed while it lives),
+   each end's indexed by time, for commit_log_ends (the ends numbered in the order given). */
 static PyObject *log_end_index(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    enum { N_ARGS = 3 };
-    if (!arity_ok(nargs, N_ARGS, "log_end_index(step_times, step_ends, step_bounds)"))
-        return NULL;
-    Py_buffer b[N_ARGS];
-    int held = 0;
+    if (!arity_ok(nargs, 1, "log_end_index(steps)")) return NULL;
+    PyObject *steps = PySequence_Fast(args[0], "log_end_index: steps must be a sequence");
+    if (!steps) return NULL;
     PyObject *result = NULL;
-    LogEndIndex *x = NULL;
-    for (; held < N_ARGS; held++)
-        if (PyObject_GetBuffer(args[held], &b[held], PyBUF_SIMPLE) < 0) goto done;
-    for (int i = 0; i < N_ARGS; i++)
-        if (b[i].len % 8) {
-            PyErr_SetString(PyExc_ValueError, "log_end_index: int64 buffers");
-            goto done;
-        }
-    const Py_ssize_t steps = b[0].len / 8, ends = b[2].len / 8 - 1;
-    if (b[1].len != b[0].len || ends < 0 || !bounds_valid(b[2].buf, ends, steps)) {
-        PyErr_SetString(PyExc_ValueError, "log_end_index: the steps' bounds do not fit their "
-                                          "rows");
-        goto done;
-    }
-    /* each log end's index: n + 2 entries of below per end (steps + 2 * ends in all) */
-    if (steps > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(Py_ssize_t) - 2 * ends - 1 ||
-        !(x = PyMem_Calloc(1, sizeof *x))) {
+    LogEndIndex *x = PyMem_Calloc(1, sizeof *x);
+    const Py_ssize_t ends = PySequence_Fast_GET_SIZE(steps);
+    if (!x || !(x->buffers = PyMem_Calloc((size_t)ends * 2 + 1, sizeof(Py_buffer))) ||
+        !(x->step_end = PyMem_Calloc((size_t)ends + 1, sizeof(int64_t *))) ||
+        !(x->index = PyMem_Calloc((size_t)ends + 1, sizeof(StepIndex)))) {
         PyErr_NoMemory();
         goto done;
     }
-    x->steps = steps;
     x->ends = ends;
-    if (!(x->times = copied(b[0].buf, b[0].len)) || !(x->step_end = copied(b[1].buf, b[1].len)) ||
-        !(x->step_bounds = copied(b[2].buf, b[2].len)))
-        goto done;
-    if (!(x->index = PyMem_Malloc(sizeof(StepIndex) * (size_t)(ends ? ends : 1))) ||
-        !(x->below = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(steps + 2 * ends + 1)))) {
+    Py_ssize_t total = 0; /* each end's index: n + 2 entries of below */
+    for (Py_ssize_t end = 0; end < ends; end++) {
+        if (!hold_steps(x, PySequence_Fast_GET_ITEM(steps, end), end)) goto done;
+        total += x->buffers[2 * end].len / 8 + 2; /* at most a buffer's bytes: no overflow */
+    }
+    if (!(x->below = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(total + 1)))) {
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t end = 0; end < ends; end++)
-        step_index(&x->index[end], x->times + x->step_bounds[end],
-                   x->step_bounds[end + 1] - x->step_bounds[end],
-                   x->below + x->step_bounds[end] + 2 * end);
+    Py_ssize_t at = 0;
+    for (Py_ssize_t end = 0; end < ends; end++) {
+        const Py_buffer *b = &x->buffers[2 * end];
+        x->step_end[end] = b[1].buf;
+        step_index(&x->index[end], b[0].buf, b[0].len / 8, x->below + at);
+        at += b[0].len / 8 + 2;
+    }
     if ((result = PyCapsule_New(x, LOG_END_INDEX, log_end_index_release))) x = NULL;
 done:
     log_end_index_free(x);
-    for (int i = 0; i < held; i++) PyBuffer_Release(&b[i]);
+    Py_DECREF(steps);
     return result;
 }
 
@@ -290,8 +294,8 @@ static PyObject *commit_log_ends(PyObject *module, PyObject *const *args, Py_ssi
             goto done;
         }
     const Py_ssize_t ends = x->ends, keys = b[0].len / 8, rows = b[2].len / 8;
-    const int64_t *step_end = x->step_end, *step_bounds = x->step_bounds, *key_steps = b[0].buf,
-                  *bounds = b[1].buf, *commit_time = b[2].buf, *committed = b[3].buf;
+    const int64_t *key_steps = b[0].buf, *bounds = b[1].buf, *commit_time = b[2].buf,
+                  *committed = b[3].buf;
     if (b[3].len != b[2].len || b[1].len != (keys + 1) * 8 || !bounds_valid(bounds, keys, rows)) {
         PyErr_SetString(PyExc_ValueError, "commit_log_ends: the commits' bounds do not fit "
                                           "their rows");
@@ -321,9 +325,9 @@ static PyObject *commit_log_ends(PyObject *module, PyObject *const *args, Py_ssi
             continue;
         }
         const int64_t from = bounds[k];
-        key_log_ends(&x->index[key_steps[k]], step_end + step_bounds[key_steps[k]],
-                     commit_time + from, committed + from, bounds[k + 1] - from, log_end + from,
-                     lag + from, known + from);
+        key_log_ends(&x->index[key_steps[k]], x->step_end[key_steps[k]], commit_time + from,
+                     committed + from, bounds[k + 1] - from, log_end + from, lag + from,
+                     known + from);
     }
     result = PyTuple_Pack(N_OUT, out[0], out[1], out[2]);
 done:

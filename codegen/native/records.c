@@ -124,7 +124,7 @@ static PyMethodDef records_functions[] = {
      "int16_heads(offsets, data, validity, bit_offset, null, short) -> bytes: the big-endian "
      "int16 each row of a binary column starts with, as int64 (see row_heads.h)."},
     {"log_end_index", (PyCFunction)(void (*)(void))log_end_index, METH_FASTCALL,
-     "log_end_index(step_times, step_ends, step_bounds) -> capsule: the log ends' steps "
+     "log_end_index(steps) -> capsule: the log ends' steps ((times, ends) pairs, held) "
      "indexed by time once, for commit_log_ends (see log_end_lags.h)."},
     {"commit_log_ends", (PyCFunction)(void (*)(void))commit_log_ends, METH_FASTCALL,
      "commit_log_ends(index, key_steps, bounds, commit_times, committed) -> (log_end, lag, "
