@@ -227,6 +227,74 @@ def test_values_at_the_end_of_a_chunks_data_are_copied_as_long_as_they_are(size:
     assert got_live == live
 
 
+def _commit_key_end(key: bytes) -> int:
+    """Where an offset commit key's partition ends (commit_key_end's reading, one length at a
+    time), -1 if the bytes are not one."""
+    if len(key) < 10:
+        return -1
+    group = int.from_bytes(key[2:4], "big", signed=True)
+    at = 4 + max(group, 0)
+    if group < -1 or at + 6 > len(key):
+        return -1
+    topic = int.from_bytes(key[at : at + 2], "big", signed=True)
+    at += 6 + max(topic, 0)
+    return at if topic >= -1 and at <= len(key) else -1
+
+
+def _shaped_key(group: int, topic: int, tail: int) -> bytes:
+    """An OffsetCommitKey's bytes with these group and topic lengths (below 0: no bytes),
+    ``tail`` bytes after its partition (below 0: cut short by as many)."""
+    key = b"\x00\x01" + group.to_bytes(2, "big", signed=True) + b"g" * max(group, 0)
+    key += topic.to_bytes(2, "big", signed=True) + b"t" * max(topic, 0) + b"\x00\x00\x00\x07"
+    return key + b"x" * tail if tail >= 0 else key[:tail]
+
+
+def test_a_keys_identity_is_its_bytes_up_to_its_partition() -> None:
+    """Keys whose group and topic lengths end them at their last byte (the pass's quick
+    reading), with bytes after their partition, cut short, of a group or topic length of -1
+    or below, of one that reaches past the key, of 10 bytes and fewer: the key live() gives
+    back (its identity) is its bytes up to its partition, all of them when they are not an
+    offset commit key; keys that differ only after their partition are one key."""
+    from codegen.native import _records
+
+    rng = random.Random(3)
+    keys = [
+        _shaped_key(group, topic, tail)
+        for group in (-2, -1, 0, 1, 5, 300)
+        for topic in (-2, -1, 0, 3)
+        for tail in (-5, -3, -1, 0, 1, 2, 7)
+    ]
+    keys += [b"\x00\x01" + bytes(rng.randrange(4)) * n for n in range(12)]
+    keys += [b"\x00\x01\x00" + bytes([n]) + b"g" * 6 for n in range(12)]  # past the key
+    rows = [rng.choice(keys) for _ in range(3_000)]
+    values = [rng.randbytes(rng.choice([0, 8, 24])) for _ in rows]
+    live: dict[bytes, tuple[int, bytes]] = {}
+    for i, (key, value) in enumerate(zip(rows, values, strict=True)):
+        end = _commit_key_end(key)
+        live[key[2:end] if end >= 0 else key[2:]] = (i, value)
+    effects = _records.CommitEffects()
+    start = 0
+    while start < len(rows):
+        n = min(rng.choice([1, 5, 16, 17, 200]), len(rows) - start)
+        chunk = slice(start, start + n)
+        got = effects.add_records(
+            *_buffers(pa.array(rows[chunk], pa.binary())),
+            *_buffers(pa.array(values[chunk], pa.binary())),
+            _flags_of(np.ones(n, np.uint8)), np.full(n, -1, np.int64),
+            np.arange(start, start + n, dtype=np.int64), np.zeros(n, np.int64),
+        )  # fmt: skip
+        assert got == bytes([PLAIN_COMMIT] * n)
+        start += n
+    out_rows, _, key_offsets, key_data, value_offsets, value_data = effects.live()
+    k_off, v_off = np.frombuffer(key_offsets, np.int32), np.frombuffer(value_offsets, np.int32)
+    got_live = {
+        key_data[k_off[j] + 2 : k_off[j + 1]]: (row, value_data[v_off[j] : v_off[j + 1]])
+        for j, row in enumerate(np.frombuffer(out_rows, np.int64).tolist())
+    }
+    assert got_live == live
+    assert len(live) < len(set(keys))  # some keys differ only after their partition
+
+
 def _assert_each_keys_last_value(
     rng: random.Random, keys: list[bytes], n: int, other_sizes: list[int], usual: int = 24
 ) -> None:
