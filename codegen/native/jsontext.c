@@ -25,7 +25,7 @@
  * topic's batches in jsonl, dump-log and table forms), table_text.h (a table's text from its
  * cells, for dump --format table), table_cells.h (the cells of a coordinator topic's records
  * in that table); the JSON
- * arrays of integer rows (object_rows.h: object_arrays), lag's lines (lag_lines.h), the groups'
+ * arrays of integer rows (int64_text.h, object_rows.h: object_arrays), lag's lines (lag_lines.h), the groups'
  * timelines (timeline_arrays.h) and the module follow.
  */
 #define PY_SSIZE_T_CLEAN
@@ -59,6 +59,7 @@ static PyObject *S_bytes;
 #include "table_text.h"
 #include "table_cells.h"
 
+#include "int64_text.h"
 #include "object_rows.h"
 #include "lag_lines.h"
 #include "timeline_arrays.h"

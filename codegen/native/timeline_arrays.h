@@ -8,7 +8,7 @@
  * a record event as GroupEvent.to_json's dict, its detail as orjson prints it (None, bools,
  * exact ints and strs, lists, dicts of str keys; anything else, an integer past 64 bits or a
  * lone surrogate: NOT_HERE, and the caller prints the partition's timelines by the reference).
- * Included by jsontext.c after object_rows.h (int64_text) and json_values.h (Buf, escaped_text,
+ * Included by jsontext.c after int64_text.h and json_values.h (Buf, escaped_text,
  * put_int, put_string).
  */
 
