@@ -422,3 +422,71 @@ def test_object_arrays_check_what_they_are_given() -> None:
     for args, error in bad:
         with pytest.raises(error):
             module.object_arrays(*args)
+
+
+def test_object_arrays_print_lag_commits_and_pieces_of_every_size() -> None:
+    """The rows' constant pieces copied as 16, 32 or 48 bytes (the least that holds each) print
+    what orjson prints: lag's commits (their pieces' sizes and lengths constants: with log ends
+    masked, all known, and none, folded into the tail) and prefixes, heads and tails beside
+    each size's end; numbers of every width in them, millisecond times sharing their top digits
+    in runs, and a kept top next to the int64 ends (a negative value never takes a positive
+    one's top digits)."""
+    import numpy as np
+
+    from codegen.forensics import commits, lag_json
+
+    module = jsontext_module()
+    assert module is not None
+    rnd = random.Random(11)
+    n = 2_000
+    edges = sorted({s * (10**w + d) for w in range(19) for d in (-1, 0, 1) for s in (1, -1)})
+    edges = [v for v in edges if -(2**63) <= v < 2**63] + [-(2**63)]
+    times = sorted(1_700_000_000_000 + rnd.randrange(0, 3 * 10**8) for _ in range(n))
+    ends = [2**63 - 1, -(2**63), -(2**63) + 1, 2**63 - 10**8, -(2**63) + 10**8 - 1]
+    ends += [9_223_372_036_799_999_999, 9_223_372_036_800_000_000, -(2**63), 10**8]
+    columns = (
+        np.array([rnd.choice(edges) for _ in range(n)], np.int64),
+        np.array(times[: n - len(ends)] + ends, np.int64),
+        np.array([rnd.randrange(0, 10**6) for _ in range(n)], np.int64),
+        np.array([rnd.choice([-1, *range(10)]) for _ in range(n)], np.int64),
+        np.array([rnd.choice(edges) for _ in range(n)], np.int64),
+        np.array([rnd.randrange(-(2**63), 2**63) for _ in range(n)], np.int64),
+    )
+    cuts = np.array([0, 0, 1, 7, 700, 1_999, n], np.int64)
+
+    def objects(keys: tuple[str, ...], masks: tuple[Any, ...]) -> list[dict[str, int | None]]:
+        return [
+            {
+                k: None if m is not None and not m[row] else int(c[row])
+                for k, c, m in zip(keys, columns, masks, strict=True)
+            }
+            for row in range(n)
+        ]
+
+    def printed(prefixes: tuple[bytes, ...], keys: tuple[str, ...], masks: tuple[Any, ...]) -> None:
+        texts = module.object_arrays(prefixes, columns, masks, cuts)
+        dicts = objects(keys, masks)
+        assert texts == [orjson.dumps(dicts[a:b]) for a, b in itertools.pairwise(cuts.tolist())]
+
+    known = np.array([rnd.random() < 0.8 for _ in range(n)])
+    assert lag_json._COMMIT_PREFIXES[0] == b'{"recordOffset":'
+    for log_ends in (known, np.ones(n, np.bool_), np.zeros(n, np.bool_)):
+        masks = (None, None, None, None, log_ends, log_ends)
+        printed(lag_json._COMMIT_PREFIXES, commits.COMMIT_FIELDS, masks)
+    # keys whose prefixes are 15 to 18 and 31 to 32 bytes long (the head one more), six fields
+    # and four with two folded into a tail of 16 or 17 bytes
+    for width in (15, 16, 17, 18, 31, 32):
+        keys = tuple(f"{i}".ljust(width - 4, "k") for i in range(6))
+        prefixes = tuple(
+            (b"{" if i == 0 else b",") + orjson.dumps(k) + b":" for i, k in enumerate(keys)
+        )
+        assert {len(p) for p in prefixes} == {width}
+        printed(prefixes, keys, (None,) * 6)
+        printed(prefixes, keys, (None, None, None, None, known, known))
+    for tail_key in ("g" * 7, "g" * 8):  # the folded tail ',"ggggggg":null}': 16 and 17 bytes
+        keys = ("r", "t", "o", "e", "l", tail_key)
+        prefixes = tuple(
+            (b"{" if i == 0 else b",") + orjson.dumps(k) + b":" for i, k in enumerate(keys)
+        )
+        clear = np.zeros(n, np.bool_)
+        printed(prefixes, keys, (None, None, None, None, None, clear))

@@ -96,40 +96,54 @@ static HOT_INLINE char *int64_text(char *o, long long v) {
     return octet_digits(o, (unsigned)(rest - mid * e8));
 }
 
-/* A column's digits above its last eight, as last written: the text of hi = |v| / 10^8 (up
-   to 11 digits), kept while the values' hi repeats (a millisecond timestamp's first five
-   digits change once in 10^8 ms: its column's rows, in time order, share them). base is
-   hi * 10^8, 0 before any is written (a value given here is at least 10^8). */
+/* A column's digits above its last eight, as last written: the text of hi = v / 10^8 (up to
+   11 digits) of a positive v, kept while the values' hi repeats (a millisecond timestamp's
+   first five digits change once in 10^8 ms: its column's rows, in time order, share them).
+   base is hi * 10^8, 0 before any is written; a hi is kept only where base + 10^8 <= 2^63, so
+   no negative value (past 2^63 as unsigned) is within 10^8 above base. */
 typedef struct {
     unsigned long long base;
     Py_ssize_t len;
     char text[32];
 } TopDigits;
 
+/* The highest positive value whose top digits are kept: its block's base + 10^8 <= 2^63. */
+#define TOP_KEPT_MAX (9223372036800000000ULL - 1)
+
+/* u (10^4 <= u < 10^8) in decimal at o: its first digits (quad_text) and the last four. */
+static HOT_INLINE char *mid_text(char *o, unsigned u) {
+    const unsigned hi = u / 10000;
+    return quad_digits(quad_text(o, hi), u - hi * 10000);
+}
+
+/* int64_text_topped's value v that is not small, below 10^8 or of the kept top digits: a
+   negative one written whole, a positive one's top digits kept (where they can be) and then
+   copied. Out of line: once a column's run of top digits, and for values past 10^8 below 0. */
+static COLD char *int64_text_new_top(char *o, long long v, TopDigits *top) {
+    const unsigned long long u = (unsigned long long)v, e8 = 100000000ULL;
+    if (v < 0 || u > TOP_KEPT_MAX) return int64_text(o, v);
+    const unsigned long long hi = u / e8;
+    top->base = hi * e8;
+    top->len = int64_text(top->text, (long long)hi) - top->text;
+    memcpy(o, top->text, 16);
+    return octet_digits(o + top->len, (unsigned)(u - top->base));
+}
+
 /* v in decimal at o as int64_text writes it, the digits above the last eight copied from
-   *top when its hi is v's (else written there first); room as int64_text's (the copy of the
-   top digits writes 16 bytes: at most 17 with the sign, within INT64_TEXT_MAX). Whether hi is
-   the kept one is asked of |v| - base (below 10^8: one subtraction, which then leaves the
-   last eight digits), where a division by 10^8 took some five instructions a value. A small
-   value (SMALL_TEXT) is copied whole first: no branch on its sign. */
+   *top when its hi is v's (else int64_text_new_top); room as int64_text's (the copy of the top
+   digits writes 16 bytes, within INT64_TEXT_MAX). Asked in the order the values come: a small
+   one (SMALL_TEXT, no branch on its sign), one of 5 to 8 digits (v as unsigned below 10^8: no
+   sign asked), one of the kept top digits (v - base below 10^8: one subtraction, which then
+   leaves the last eight digits; base 0 when none is kept: v is past 10^8 or negative here). */
 static HOT_INLINE char *int64_text_topped(char *o, long long v, TopDigits *top) {
     const unsigned long long at = (unsigned long long)v + SMALL_MAX;
     if (at <= 2 * SMALL_MAX) {
         memcpy(o, SMALL_TEXT[at], 8);
         return o + SMALL_TEXT[at][7];
     }
-    unsigned long long u = (unsigned long long)v;
-    if (v < 0) {
-        *o++ = '-';
-        u = 0ULL - u;
-    }
-    const unsigned long long e8 = 100000000ULL;
-    if (u < e8) return octet_text(o, (unsigned)u);
-    if (UNLIKELY(u - top->base >= e8)) { /* base 0 (none yet): u is at least e8 */
-        const unsigned long long hi = u / e8;
-        top->base = hi * e8;
-        top->len = int64_text(top->text, (long long)hi) - top->text; /* hi < 2^63 / 10^8 */
-    }
+    const unsigned long long u = (unsigned long long)v, e8 = 100000000ULL;
+    if (u < e8) return mid_text(o, (unsigned)u);
+    if (UNLIKELY(u - top->base >= e8)) return int64_text_new_top(o, v, top);
     memcpy(o, top->text, 16);
     return octet_digits(o + top->len, (unsigned)(u - top->base));
 }

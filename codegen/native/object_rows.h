@@ -12,10 +12,19 @@
 /* The longest prefix (what comes before a member's value) object_arrays takes. */
 #define PREFIX_MAX 32
 
+/* A row's constant pieces: head (the row's opening "," and the first prefix), field i's prefix
+   (i >= 1) and the tail; each one's length and the size it is copied as (its text
+   zero-padded to that, a fixed size: no call; 16, 32 or 48 bytes, the least that holds it). */
+typedef struct {
+    unsigned char head_len, head_size, len[MAX_OBJECT_FIELDS], size[MAX_OBJECT_FIELDS];
+    unsigned char tail_len, tail_size;
+} RowPieces;
+
 /* The int64 rows' objects, as object_arrays reads them: nf fields printed per row, each a
    prefix (what comes before its value: at most PREFIX_MAX bytes, zero-padded to that), int64
    column and mask (NULL: none; a 0 byte: null), then the tail (PREFIX_MAX bytes, zero-padded):
-   "}", after the text of the trailing fields null in every row (fold_masks). */
+   "}", after the text of the trailing fields null in every row (fold_masks). head is "," and
+   the first prefix (zero-padded to 48 bytes). */
 typedef struct {
     Py_ssize_t nf;
     char prefix[MAX_OBJECT_FIELDS][PREFIX_MAX];
@@ -24,7 +33,10 @@ typedef struct {
     const char *mask[MAX_OBJECT_FIELDS];
     char tail[PREFIX_MAX];
     Py_ssize_t tail_len;
+    char head[48];
     int masked; /* whether a field of the nf has a mask (fold_masks) */
+    RowPieces pieces;
+    int layout; /* the ROWS_ layout its pieces are, else ROWS_ANY */
 } ObjectRows;
 
 /* The field counts the loop is unrolled for: lag's commits (COMMIT_FIELDS in
@@ -33,6 +45,22 @@ typedef struct {
    left). */
 #define UNROLLED_FIELDS 6
 #define UNROLLED_FIELDS_FOLDED 4
+
+/* The pieces of lag's commits: the head ',{"recordOffset":' (17 bytes) and
+   ',"commitTimestamp":' (19) past 16 bytes, ',"offset":', ',"leaderEpoch":', ',"logEndOffset":'
+   and ',"lag":' within; the tail "}", or without log ends ',"logEndOffset":null,"lag":null}'
+   (32). As constants, put_rows_of's copies are stores of their sizes, each piece's length an
+   immediate (not a load a field). */
+static const RowPieces COMMIT_PIECES = {
+    17, 32, {0, 19, 10, 15, 16, 7}, {0, 32, 16, 16, 16, 16}, 1, 16,
+};
+static const RowPieces COMMIT_PIECES_FOLDED = {17, 32, {0, 19, 10, 15}, {0, 32, 16, 16}, 32, 32};
+enum { ROWS_ANY, ROWS_COMMITS, ROWS_COMMITS_FOLDED };
+
+/* The size a piece of len bytes is copied as. */
+static unsigned char copy_size(Py_ssize_t len) {
+    return len <= 16 ? 16 : len <= 32 ? 32 : 48;
+}
 
 /* Whether m[0:n] has no 0 byte. */
 static int mask_all_set(const char *m, Py_ssize_t n) {
@@ -56,18 +84,41 @@ static int mask_all_clear(const char *m, Py_ssize_t n) {
     return 1;
 }
 
+/* r's head, pieces and layout, from its prefixes and tail. */
+static void row_pieces(ObjectRows *r) {
+    memset(r->head, 0, sizeof r->head);
+    r->head[0] = ',';
+    memcpy(r->head + 1, r->prefix[0], PREFIX_MAX);
+    RowPieces *c = &r->pieces;
+    memset(c, 0, sizeof *c);
+    c->head_len = (unsigned char)(1 + r->prefix_len[0]);
+    c->head_size = copy_size(c->head_len);
+    for (Py_ssize_t i = 1; i < r->nf; i++) {
+        c->len[i] = (unsigned char)r->prefix_len[i];
+        c->size[i] = copy_size(c->len[i]);
+    }
+    c->tail_len = (unsigned char)r->tail_len;
+    c->tail_size = copy_size(c->tail_len);
+    r->layout = r->nf == UNROLLED_FIELDS && !memcmp(c, &COMMIT_PIECES, sizeof *c) ? ROWS_COMMITS
+                : r->nf == UNROLLED_FIELDS_FOLDED && !r->masked &&
+                        !memcmp(c, &COMMIT_PIECES_FOLDED, sizeof *c)
+                    ? ROWS_COMMITS_FOLDED
+                    : ROWS_ANY;
+}
+
 /* The masks of r's n rows made what the rows need read: one set in every row dropped (its
    value always printed), the trailing fields whose masks are clear in every row folded into
    the tail as their text ("prefix" "null"), while the tail fits in PREFIX_MAX bytes (lag's
    commits without log ends: ',"logEndOffset":null,"lag":null}', 32). A field null in every
-   row before a printed one keeps its mask. */
+   row before a printed one keeps its mask, and so does the first (its prefix opens each row:
+   row_pieces' head). Then the pieces of what is left (row_pieces). */
 static void fold_masks(ObjectRows *r, Py_ssize_t n) {
     memset(r->tail, 0, PREFIX_MAX);
     r->tail[0] = '}';
     r->tail_len = 1;
     for (Py_ssize_t i = 0; i < r->nf; i++)
         if (r->mask[i] && mask_all_set(r->mask[i], n)) r->mask[i] = NULL;
-    while (r->nf > 0) {
+    while (r->nf > 1) {
         const Py_ssize_t i = r->nf - 1, len = r->prefix_len[i];
         if (!r->mask[i] || len + 4 + r->tail_len > PREFIX_MAX || !mask_all_clear(r->mask[i], n))
             break;
@@ -79,31 +130,45 @@ static void fold_masks(ObjectRows *r, Py_ssize_t n) {
     }
     r->masked = 0;
     for (Py_ssize_t i = 0; i < r->nf; i++) r->masked |= r->mask[i] != NULL;
+    row_pieces(r);
 }
 
-/* put_object_rows with nf fields (a constant where inlined with one: the fields' loop unrolled)
-   and masked 0 where no field has a mask (a constant: no mask asked of in the loop).
-   The prefixes, columns and masks are read into locals first: the output is written through a
-   char pointer, which may alias any memory the compiler cannot see is apart, so fields read
-   through r would be read again after every write. */
+/* size bytes of text at o (16 or 32: a constant where put_rows_of is given constant pieces,
+   else a branch on it); put_head's the same, of 16, 32 or 48 (a row's head). */
+static HOT_INLINE void put_piece(char *o, const char *text, unsigned char size) {
+    if (size == 16) memcpy(o, text, 16);
+    else memcpy(o, text, 32);
+}
+
+static HOT_INLINE void put_head(char *o, const char *text, unsigned char size) {
+    if (size == 48) memcpy(o, text, 48);
+    else put_piece(o, text, size);
+}
+
+/* put_object_rows with nf fields (a constant where inlined with one: the fields' loop unrolled),
+   masked 0 where no field has a mask (a constant: no mask asked of in the loop) and the rows'
+   pieces (constant ones: stores of their sizes, their lengths immediates). The prefixes,
+   columns and masks are read into locals first: the output is written through a char pointer,
+   which may alias any memory the compiler cannot see is apart, so fields read through r would
+   be read again after every write. */
 static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, int64_t from, int64_t to,
-                                  Py_ssize_t nf, int masked) {
+                                  Py_ssize_t nf, int masked, const RowPieces *pieces) {
     char prefix[MAX_OBJECT_FIELDS][PREFIX_MAX];
-    Py_ssize_t len[MAX_OBJECT_FIELDS];
     const int64_t *column[MAX_OBJECT_FIELDS];
     const char *mask[MAX_OBJECT_FIELDS];
     TopDigits top[MAX_OBJECT_FIELDS];
-    char tail[PREFIX_MAX];
-    const Py_ssize_t tail_len = r->tail_len;
+    char tail[PREFIX_MAX], head[48];
     memcpy(tail, r->tail, PREFIX_MAX);
+    memcpy(head, r->head, sizeof head);
     for (Py_ssize_t i = 0; i < nf; i++) {
         memcpy(prefix[i], r->prefix[i], PREFIX_MAX);
-        len[i] = r->prefix_len[i];
         column[i] = r->column[i];
         mask[i] = r->mask[i];
         top[i].base = 0; /* none written yet */
         top[i].len = 0;
     }
+    /* a piece's copy ends within its own text's room and its value's: the head's 48 bytes
+       within "," + PREFIX_MAX + INT64_TEXT_MAX */
     const Py_ssize_t row_room = 1 + nf * (PREFIX_MAX + INT64_TEXT_MAX) + PREFIX_MAX;
     if (from == to) return PUT_LITERAL(b, "[]");
     /* every row begins with ",": the first one's made the "[" after its block (no test a row
@@ -117,11 +182,15 @@ static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, int64_t from, int
         char *o = b->p + b->len;
         char *const opening = row == from ? o : NULL;
         for (; row < block_end; row++) {
-            *o++ = ',';
 #pragma GCC unroll 16
             for (Py_ssize_t i = 0; i < nf; i++) {
-                memcpy(o, prefix[i], PREFIX_MAX);
-                o += len[i];
+                if (i == 0) {
+                    put_head(o, head, pieces->head_size);
+                    o += pieces->head_len;
+                } else {
+                    put_piece(o, prefix[i], pieces->size[i]);
+                    o += pieces->len[i];
+                }
                 if (masked && mask[i] && !mask[i][row]) {
                     memcpy(o, "null", 4);
                     o += 4;
@@ -129,8 +198,8 @@ static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, int64_t from, int
                     o = int64_text_topped(o, column[i][row], &top[i]);
                 }
             }
-            memcpy(o, tail, PREFIX_MAX);
-            o += tail_len;
+            put_piece(o, tail, pieces->tail_size);
+            o += pieces->tail_len;
         }
         if (opening) *opening = '[';
         b->len = o - b->p;
@@ -140,22 +209,17 @@ static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, int64_t from, int
 
 /* "[" + the objects of rows [from, to) joined by "," + "]". A row's text is at most "," + per
    field PREFIX_MAX and INT64_TEXT_MAX characters + the tail's PREFIX_MAX: the rows that fit in
-   the room left are written without a check per row or value; each prefix and the tail are
-   copied as PREFIX_MAX bytes (a fixed size: no call), the output advanced by their length. */
+   the room left are written without a check per row or value. */
 static int put_object_rows(Buf *b, const ObjectRows *r, int64_t from, int64_t to) {
-    if (r->nf == UNROLLED_FIELDS && r->masked)
-        return put_rows_of(b, r, from, to, UNROLLED_FIELDS, 1);
-    if (r->nf == UNROLLED_FIELDS) return put_rows_of(b, r, from, to, UNROLLED_FIELDS, 0);
-    if (r->nf == UNROLLED_FIELDS_FOLDED && !r->masked)
-        return put_rows_of(b, r, from, to, UNROLLED_FIELDS_FOLDED, 0);
-    return put_rows_of(b, r, from, to, r->nf, 1);
+    if (r->layout == ROWS_COMMITS && r->masked)
+        return put_rows_of(b, r, from, to, UNROLLED_FIELDS, 1, &COMMIT_PIECES);
+    if (r->layout == ROWS_COMMITS)
+        return put_rows_of(b, r, from, to, UNROLLED_FIELDS, 0, &COMMIT_PIECES);
+    if (r->layout == ROWS_COMMITS_FOLDED)
+        return put_rows_of(b, r, from, to, UNROLLED_FIELDS_FOLDED, 0, &COMMIT_PIECES_FOLDED);
+    return put_rows_of(b, r, from, to, r->nf, 1, &r->pieces);
 }
 
-/* object_arrays(prefixes, columns, masks, bounds) -> list of bytes: per k, the JSON array of
-   the objects of rows bounds[k]:bounds[k + 1]: each row prefixes[0], columns[0][row],
-   prefixes[1], columns[1][row], ... then "}" (prefixes: b'{"a":', b',"b":', ...). columns are
-   int64 buffers of one length; masks, per column, a buffer of one byte per row (the value is
-   null where it is 0) or None. What orjson writes of the same lists of dicts. */
 /* The buffers an ObjectRows reads, held until released. */
 typedef struct {
     Py_buffer cols[MAX_OBJECT_FIELDS], masks[MAX_OBJECT_FIELDS];
