@@ -204,6 +204,13 @@ def test_group_records_read_from_columns_equal_the_record_view(
     assert {p: [r.offset for r in rs] for p, rs in view.pending.items()} == {
         p: offsets for p, offsets in open_groups.items() if offsets
     }
+    # the chunks' counts (made when read) are the log batches and records the file holds
+    chunks = list(read_compacted(path, CompactedView(), CommittedOffsets(), decoder, **limits))
+    positions = [p for rb in record_batches(path, batch_rows=batch_rows)
+                 for p in rb.column("batchPosition").to_pylist()]  # fmt: skip
+    assert sum(c.records for c in chunks) == len(positions)
+    assert sum(c.batches for c in chunks) == len(set(positions))
+    assert [c.position for c in chunks][-1:] == ([max(positions)] if positions else [])
 
 
 def test_a_transactional_commit_applies_at_its_marker(tmp_path: Path) -> None:
@@ -479,3 +486,33 @@ def test_flags_read_from_bitmaps_are_the_values_with_null_as_false(
         got = flags(column)
         assert got.dtype == np.bool_
         assert got.tolist() == wanted
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(st.one_of(st.none(), st.booleans()), max_size=40),
+    start=st.integers(0, 40),
+    split=st.integers(0, 40),
+    picks=st.lists(st.integers(0, 39), max_size=10),
+)
+def test_flags_at_rows_are_those_rows_flags(
+    values: list[bool | None], start: int, split: int, picks: list[int]
+) -> None:
+    """flags_at reads a boolean column's bitmaps at some rows only: flags at those rows, for
+    arrays sliced off a byte boundary, nulls, chunked columns and a column of nulls."""
+    from codegen.dumps.views.compaction import flags, flags_at
+
+    array = pa.array(values, pa.bool_())
+    start = min(start, len(values))
+    split = min(split, len(values))
+    for column in [
+        array,
+        array.slice(start),
+        pa.chunked_array([array.slice(0, split), array.slice(split)], pa.bool_()),
+        pa.chunked_array([array], pa.bool_()),
+        pa.nulls(len(values)),
+    ]:
+        at = np.array([i for i in picks if i < len(column)], np.intp)
+        got = flags_at(column, at)
+        assert got.dtype == np.bool_
+        assert got.tolist() == flags(column)[at].tolist()

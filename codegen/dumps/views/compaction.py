@@ -24,9 +24,11 @@ __all__ = [
     "apply_offsets",
     "arrow_array",
     "bits",
+    "bits_at",
     "end_markers",
     "first_after",
     "flags",
+    "flags_at",
     "in_log_order",
     "key_codes",
     "key_groups",
@@ -60,6 +62,24 @@ def flags(column: pa.ChunkedArray | pa.Array) -> npt.NDArray[np.bool_]:
     return out.view(np.bool_)
 
 
+def flags_at(column: pa.ChunkedArray | pa.Array, at: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
+    """Rows ``at`` of a boolean column as :func:`flags` reads them, read at those rows only
+    (a chunk's few rows that are not offset commits: unpacking the whole column cost more)."""
+    if isinstance(column, pa.ChunkedArray):
+        if column.num_chunks != 1:
+            return flags(column)[at]
+        column = column.chunk(0)
+    if column.null_count == len(column):
+        return np.zeros(len(at), np.bool_)
+    if column.type != pa.bool_():
+        return flags(column)[at]
+    validity, data = column.buffers()
+    out = bits_at(data, column.offset, at)
+    if column.null_count:
+        out &= bits_at(validity, column.offset, at)
+    return out.view(np.bool_)
+
+
 def arrow_array(values: npt.NDArray[Any]) -> pa.Array:
     """A numpy array of numbers or booleans as an Arrow array without nulls, made on its buffer:
     ``pa.array`` of a numpy array imports ``numpy.ma`` for its masked-array test (about 44 M
@@ -76,6 +96,14 @@ def bits(buffer: pa.Buffer, offset: int, n: int) -> npt.NDArray[np.uint8]:
     """Bits ``offset:offset + n`` of an Arrow bitmap as bytes 0 or 1."""
     packed = np.frombuffer(buffer, np.uint8, (offset + n + 7) // 8)
     return np.unpackbits(packed, count=offset + n, bitorder="little")[offset:]
+
+
+def bits_at(buffer: pa.Buffer, offset: int, at: npt.NDArray[np.intp]) -> npt.NDArray[np.uint8]:
+    """Bits ``offset + at`` of an Arrow bitmap as bytes 0 or 1."""
+    places = at + offset
+    packed = np.frombuffer(buffer, np.uint8)[places >> 3]
+    out: npt.NDArray[np.uint8] = (packed >> (places & 7).astype(np.uint8)) & np.uint8(1)
+    return out
 
 
 def end_markers(

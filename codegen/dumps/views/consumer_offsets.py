@@ -13,7 +13,7 @@ every other command's.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -29,7 +29,7 @@ from codegen.dumps.views import commits
 from codegen.dumps.views.commits import commit_keys, decode_commits
 from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compacted import CompactedView
-from codegen.dumps.views.compaction import arrow_array, bits, flags
+from codegen.dumps.views.compaction import arrow_array, bits_at, flags, flags_at
 from codegen.dumps.views.cut import AsOf, batches_kept, kept_positions
 from codegen.dumps.views.effects import (
     ABORT_MARKER,
@@ -43,18 +43,40 @@ __all__ = ["FileChunk", "apply_chunk", "read_compacted"]
 
 
 class FileChunk(Slotted):
-    """What one columnar batch of a file held, for the command's counts and progress."""
+    """What one columnar batch of a file held, for the command's counts and progress: counted
+    when read (``groups`` reads none of them, and a count is a pass over the chunk's rows)."""
 
-    batches: int
-    """Log batches (with records) read."""
-    records: int
-    position: int
-    """Byte position in the file reached."""
+    positions: npt.NDArray[np.int64]
+    """The batch position of each row, in file order."""
+    readable: npt.NDArray[np.bool_] | None
+    """Which rows were read without an error; None: every row."""
     segment_errors: list[SegmentError] = field(default_factory=list)
     errors: list[tuple[int, DecodedRecord]] = field(default_factory=list)
     """Records that did not decode, after their batch's position in the file."""
     unknown: int = 0
     newer: int = 0
+    end: int = 0
+    """The byte position reached by a chunk of no rows (of segment errors only)."""
+
+    @property
+    def batches(self) -> int:
+        """Log batches (with records) read."""
+        read = self.positions if self.readable is None else self.positions[self.readable]
+        return _distinct_count(read)
+
+    @property
+    def records(self) -> int:
+        if self.readable is None:
+            return len(self.positions)
+        return int(np.count_nonzero(self.readable))
+
+    @property
+    def position(self) -> int:
+        """Byte position in the file reached."""
+        return int(self.positions.max()) if len(self.positions) else self.end
+
+
+_NO_ROWS: Final = np.zeros(0, np.int64)
 
 
 def read_compacted(
@@ -88,7 +110,7 @@ def read_compacted(
         chunk.segment_errors, found = found, []
         yield chunk
     if found:
-        yield FileChunk(0, 0, found[-1].position + found[-1].size, found)
+        yield FileChunk(_NO_ROWS, None, found, end=found[-1].position + found[-1].size)
 
 
 def apply_chunk(
@@ -104,32 +126,35 @@ def apply_chunk(
     Spark with each chunk of a partition's rows (:mod:`spark_udfs.group_views`)."""
     n = rb.num_rows
     error = rb.column("_error")
-    readable = np.ones(n, np.bool_) if error.null_count == n else flags(error.is_null())
-    control = flags(rb.column("isControl"))
+    readable = None if error.null_count == n else flags(error.is_null())
     positions = rb.column("batchPosition").to_numpy(zero_copy_only=False)
-    chunk = FileChunk(
-        batches=_distinct_count(positions if readable.all() else positions[readable]),
-        records=int(readable.sum()),
-        position=int(positions.max()) if n else 0,
-    )
+    chunk = FileChunk(positions, readable)
     table, errors = decode_commits(rb, decoder.package)
     kinds = offsets.add(table)
-    failed = np.zeros(n, np.bool_)
+    failed = None
     if kinds is None or errors:
-        commit = readable & commit_keys(rb.column("key"), control)
+        commit = commit_keys(rb.column("key"), flags(rb.column("isControl")))
+        if readable is not None:
+            commit &= readable
+        failed = np.zeros(n, np.bool_)
         failed[list(errors)] = True
         failed &= commit
-        applied = commit & ~failed
+        left = ~commit | failed
     else:  # the engine's kinds: the offset commits that decoded
-        applied = (kinds >= PLAIN_COMMIT) & (kinds <= TRANSACTIONAL_TOMBSTONE)
-    chunk.newer = int(np.count_nonzero(flags(table.column("isNewerVersion")) & applied))
+        left = (kinds < PLAIN_COMMIT) | (kinds > TRANSACTIONAL_TOMBSTONE)
+    newer = table.column("isNewerVersion")
+    if _any_true(newer):  # values newer than the specs: none in most chunks
+        chunk.newer = int(np.count_nonzero(flags(newer) & ~left))
     # Everything else (few records), and the offset commits that did not decode (counted,
     # nothing to apply), in file order.
-    others = np.nonzero(readable & ~applied)[0]
+    others = np.nonzero(left if readable is None else readable & left)[0]
+    controls = flags_at(rb.column("isControl"), others)
     if kinds is not None and len(others):
-        others = others[~_idle_markers(rb, kinds, others, control, view)]
+        busy = ~_idle_markers(rb, kinds, others, controls, view)
+        others, controls = others[busy], controls[busy]
     if len(others):
-        _apply_others(rb, others, failed[others], control, positions, view, decoder, chunk)
+        undecoded = np.zeros(len(others), np.bool_) if failed is None else failed[others]
+        _apply_others(rb, others, undecoded, controls, positions, view, decoder, chunk)
     return chunk
 
 
@@ -137,7 +162,7 @@ def _apply_others(
     rb: pa.RecordBatch,
     rows: npt.NDArray[np.intp],
     failed: npt.NDArray[np.bool_],
-    control: npt.NDArray[np.bool_],
+    controls: npt.NDArray[np.bool_],
     positions: npt.NDArray[np.int64],
     view: CompactedView,
     decoder: CoordinatorDecoder,
@@ -145,14 +170,11 @@ def _apply_others(
 ) -> None:
     """Decode ``rows`` of ``rb`` (data records in one call of the decoder, control records as
     :func:`codegen.dumps.decoded.control_record` reads them), count their errors, unknown and
-    newer records in ``chunk``, and feed ``view`` those not ``failed``, in runs of rows with the
-    same producer id and flags: what the view does with a record depends on those alone
-    (:meth:`CompactedView.add_records`)."""
-    taken = arrow_array(rows)
-    micros = rb.column("timestamp").take(taken).cast(pa.int64()).to_numpy(zero_copy_only=False)
-    timestamps = micros // 1000
-    offsets = np.asarray(rb.column("offset").take(taken).to_numpy(zero_copy_only=False), np.int64)
-    controls = control[rows]
+    newer records in ``chunk``, and feed ``view`` those not ``failed`` (``controls``: which
+    are control records), in runs of rows with the same producer id and flags: what the view
+    does with a record depends on those alone (:meth:`CompactedView.add_records`)."""
+    timestamps = _int64_rows(rb.column("timestamp"), rows, 0) // 1000  # microseconds
+    offsets = _int64_rows(rb.column("offset"), rows, 0)
     if controls.any():
         records: list[DecodedRecord] = []
         data = ~controls
@@ -173,11 +195,11 @@ def _apply_others(
             chunk.unknown += 1
         if rec.newer_than_spec:
             chunk.newer += 1
-    transactional = flags(rb.column("isTransactional"))[rows]
+    transactional = flags_at(rb.column("isTransactional"), rows)
     producer_ids: list[Any] = [-1]
     starts = [0]
     if transactional.any() or controls.any():
-        producers = rb.column("producerId").take(taken)
+        producers = rb.column("producerId").take(arrow_array(rows))
         producer_ids = producers.to_pylist()
         # Where the producer id (or whether it is null) or a flag changes: the runs' starts.
         ids = np.asarray(producers.fill_null(0).to_numpy(zero_copy_only=False), np.int64)
@@ -226,7 +248,7 @@ def _idle_markers(
     rb: pa.RecordBatch,
     kinds: npt.NDArray[np.uint8],
     rows: npt.NDArray[np.intp],
-    control: npt.NDArray[np.bool_],
+    controls: npt.NDArray[np.bool_],
     view: CompactedView,
 ) -> npt.NDArray[np.bool_]:
     """Which of ``rows`` are end-transaction markers the view does nothing with: their producer
@@ -239,9 +261,9 @@ def _idle_markers(
     if not marker.any():
         return marker
     producers = _int64_rows(rb.column("producerId"), rows, -1)
-    transactional = flags(rb.column("isTransactional"))[rows]
+    transactional = flags_at(rb.column("isTransactional"), rows)
     waiting = set(view.pending)
-    waiting.update(producers[transactional & ~control[rows]].tolist())
+    waiting.update(producers[transactional & ~controls].tolist())
     if waiting:
         marker &= ~np.isin(producers, list(waiting))
     at = rows[marker]
@@ -258,10 +280,15 @@ def _idle_markers(
 def _int64_rows(
     column: pa.Array | pa.ChunkedArray, at: npt.NDArray[np.intp], null: int
 ) -> npt.NDArray[np.int64]:
-    """Rows ``at`` of an int64 column, ``null`` where null: read in place when it has no null
-    (a conversion of the whole column per chunk cost more than the rest of the markers' test)."""
-    if isinstance(column, pa.Array) and column.type == pa.int64() and not column.null_count:
+    """Rows ``at`` of a column of 64-bit numbers (int64, timestamps as their int64), ``null``
+    where null: read in place when it has no null (a conversion of the whole column, or an
+    Arrow take, per chunk cost more than the rest of the chunk's few rows read here)."""
+    timestamps = pa.types.is_timestamp(column.type)
+    in_place = column.type == pa.int64() or timestamps
+    if in_place and isinstance(column, pa.Array) and not column.null_count:
         return np.frombuffer(column.buffers()[1], np.int64, len(column), column.offset * 8)[at]
+    if timestamps:
+        column = column.cast(pa.int64())
     return np.asarray(column.fill_null(null).to_numpy(), np.int64)[at]
 
 
@@ -282,7 +309,7 @@ def _binary_rows(
     starts = ends[at].astype(np.int64)
     valid = np.ones(len(at), np.bool_)
     if column.null_count:
-        valid = bits(validity, column.offset, len(column))[at].view(np.bool_)
+        valid = bits_at(validity, column.offset, at).view(np.bool_)
     payload = np.zeros(0, np.uint8) if data is None else np.frombuffer(data, np.uint8)
     return starts, ends[at + 1] - starts, valid, payload
 
@@ -293,3 +320,9 @@ def _distinct_count(values: np.ndarray) -> int:
     if (steps >= 0).all():
         return int(len(values) > 0) + int(np.count_nonzero(steps))
     return len(np.unique(values))
+
+
+def _any_true(column: pa.Array | pa.ChunkedArray) -> bool:
+    """Whether a boolean column holds a true value (read from its bitmaps' counts)."""
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    return any(c.true_count for c in chunks)
