@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder, decode_batches
+from codegen.dumps.decoded import DecodedBatch
 from codegen.dumps.views.commit_rows import COMMIT_ROW_SCHEMA, OFFSET_SCHEMA, commit_rows
 from codegen.dumps.views.commits import commit_keys, decode_commits
 from codegen.dumps.views.committed import CommittedOffsets
@@ -211,6 +212,8 @@ def test_group_records_read_from_columns_equal_the_record_view(
     assert sum(c.records for c in chunks) == len(positions)
     assert sum(c.batches for c in chunks) == len(set(positions))
     assert [c.position for c in chunks][-1:] == ([max(positions)] if positions else [])
+    records = [r for b in decode_batches(path) if isinstance(b, DecodedBatch) for r in b.records]
+    assert sum(c.newer for c in chunks) == sum(r.newer_than_spec for r in records)
 
 
 def test_a_transactional_commit_applies_at_its_marker(tmp_path: Path) -> None:
@@ -516,3 +519,20 @@ def test_flags_at_rows_are_those_rows_flags(
         got = flags_at(column, at)
         assert got.dtype == np.bool_
         assert got.tolist() == flags(column)[at].tolist()
+
+
+def test_chunk_counts_count_commits_newer_than_the_specs(tmp_path: Path) -> None:
+    """A chunk counts its offset commits of a value version newer than the specs (when read)
+    with its records, batches and last batch position."""
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    write_log(path, [("commit", 0, False, 3, 5, None, False)] * 2)
+    v4 = MESSAGES["OffsetCommitValue"](offset=9, metadata="", commit_timestamp=1).encode(4)
+    newer = b"\x00\x07" + v4[:-1] + b"\x01\x07\x02\xab\xcd"  # an unknown tag 7 of 2 bytes
+    with SegmentWriter(path, append=True) as w:
+        w.write_batch([(_key(False, *KEYS[1]), newer)], timestamp=1)
+    decoder = coordinator_decoder(CONSUMER_OFFSETS)
+    limits = {"max_batch_size": 1 << 20, "max_batch_records": 1 << 20}
+    chunks = list(read_compacted(path, CompactedView(), CommittedOffsets(), decoder, **limits))
+    assert [(c.newer, c.records, c.batches) for c in chunks] == [(1, 3, 3)]
+    positions = next(record_batches(path)).column("batchPosition").to_pylist()
+    assert chunks[0].position == max(positions) > 0

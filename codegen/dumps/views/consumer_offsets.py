@@ -54,7 +54,10 @@ class FileChunk(Slotted):
     errors: list[tuple[int, DecodedRecord]] = field(default_factory=list)
     """Records that did not decode, after their batch's position in the file."""
     unknown: int = 0
-    newer: int = 0
+    newer_records: int = 0
+    """Records that are not offset commits read newer than the specs."""
+    newer_commits: tuple[pa.ChunkedArray, npt.NDArray[np.bool_]] | None = None
+    """The rows' ``isNewerVersion`` column and which rows are not applied offset commits."""
     end: int = 0
     """The byte position reached by a chunk of no rows (of segment errors only)."""
 
@@ -69,6 +72,14 @@ class FileChunk(Slotted):
         if self.readable is None:
             return len(self.positions)
         return int(np.count_nonzero(self.readable))
+
+    @property
+    def newer(self) -> int:
+        """Records read newer than the specs."""
+        if self.newer_commits is None:
+            return self.newer_records
+        column, left = self.newer_commits
+        return self.newer_records + int(np.count_nonzero(flags(column) & ~left))
 
     @property
     def position(self) -> int:
@@ -142,9 +153,7 @@ def apply_chunk(
         left = ~commit | failed
     else:  # the engine's kinds: the offset commits that decoded
         left = (kinds < PLAIN_COMMIT) | (kinds > TRANSACTIONAL_TOMBSTONE)
-    newer = table.column("isNewerVersion")
-    if _any_true(newer):  # values newer than the specs: none in most chunks
-        chunk.newer = int(np.count_nonzero(flags(newer) & ~left))
+    chunk.newer_commits = table.column("isNewerVersion"), left
     # Everything else (few records), and the offset commits that did not decode (counted,
     # nothing to apply), in file order.
     others = np.nonzero(left if readable is None else readable & left)[0]
@@ -194,7 +203,7 @@ def _apply_others(
         elif rec.kind == UNKNOWN:
             chunk.unknown += 1
         if rec.newer_than_spec:
-            chunk.newer += 1
+            chunk.newer_records += 1
     transactional = flags_at(rb.column("isTransactional"), rows)
     producer_ids: list[Any] = [-1]
     starts = [0]
@@ -320,9 +329,3 @@ def _distinct_count(values: np.ndarray) -> int:
     if (steps >= 0).all():
         return int(len(values) > 0) + int(np.count_nonzero(steps))
     return len(np.unique(values))
-
-
-def _any_true(column: pa.Array | pa.ChunkedArray) -> bool:
-    """Whether a boolean column holds a true value (read from its bitmaps' counts)."""
-    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
-    return any(c.true_count for c in chunks)
