@@ -429,8 +429,9 @@ def test_object_arrays_print_lag_commits_and_pieces_of_every_size() -> None:
     what orjson prints: lag's commits (their pieces' sizes and lengths constants: with log ends
     masked, all known, and none, folded into the tail) and prefixes, heads and tails beside
     each size's end; numbers of every width in them, millisecond times sharing their top digits
-    in runs, and a kept top next to the int64 ends (a negative value never takes a positive
-    one's top digits)."""
+    in runs (the times' field asked first for the kept top digits, any other value there too),
+    and a kept top next to the int64 ends (a negative value never takes a positive one's top
+    digits)."""
     import numpy as np
 
     from codegen.forensics import commits, lag_json
@@ -444,9 +445,10 @@ def test_object_arrays_print_lag_commits_and_pieces_of_every_size() -> None:
     times = sorted(1_700_000_000_000 + rnd.randrange(0, 3 * 10**8) for _ in range(n))
     ends = [2**63 - 1, -(2**63), -(2**63) + 1, 2**63 - 10**8, -(2**63) + 10**8 - 1]
     ends += [9_223_372_036_799_999_999, 9_223_372_036_800_000_000, -(2**63), 10**8]
+    ends += [0, -1, 7, 12_345_678, -12_345_678, 1_700_000_000_000]  # times' column: any value
     columns = (
         np.array([rnd.choice(edges) for _ in range(n)], np.int64),
-        np.array(times[: n - len(ends)] + ends, np.int64),
+        np.array([5, -1, *times[: n - len(ends) - 2], *ends], np.int64),
         np.array([rnd.randrange(0, 10**6) for _ in range(n)], np.int64),
         np.array([rnd.choice([-1, *range(10)]) for _ in range(n)], np.int64),
         np.array([rnd.choice(edges) for _ in range(n)], np.int64),

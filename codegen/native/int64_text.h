@@ -99,10 +99,12 @@ static HOT_INLINE char *int64_text(char *o, long long v) {
 /* A column's digits above its last eight, as last written: the text of hi = v / 10^8 (up to
    11 digits) of a positive v, kept while the values' hi repeats (a millisecond timestamp's
    first five digits change once in 10^8 ms: its column's rows, in time order, share them).
-   base is hi * 10^8, 0 before any is written; a hi is kept only where base + 10^8 <= 2^63, so
-   no negative value (past 2^63 as unsigned) is within 10^8 above base. */
+   base is hi * 10^8 and span 10^8 while one is kept, span 0 before (v's top digits are the
+   kept ones where v - base < span: one test, none kept or kept); a hi is kept only where
+   base + 10^8 <= 2^63, so no negative value (past 2^63 as unsigned) is within 10^8 above
+   base. */
 typedef struct {
-    unsigned long long base;
+    unsigned long long base, span;
     Py_ssize_t len;
     char text[32];
 } TopDigits;
@@ -124,6 +126,7 @@ static COLD char *int64_text_new_top(char *o, long long v, TopDigits *top) {
     if (v < 0 || u > TOP_KEPT_MAX) return int64_text(o, v);
     const unsigned long long hi = u / e8;
     top->base = hi * e8;
+    top->span = e8;
     top->len = int64_text(top->text, (long long)hi) - top->text;
     memcpy(o, top->text, 16);
     return octet_digits(o + top->len, (unsigned)(u - top->base));
@@ -134,7 +137,7 @@ static COLD char *int64_text_new_top(char *o, long long v, TopDigits *top) {
    digits writes 16 bytes, within INT64_TEXT_MAX). Asked in the order the values come: a small
    one (SMALL_TEXT, no branch on its sign), one of 5 to 8 digits (v as unsigned below 10^8: no
    sign asked), one of the kept top digits (v - base below 10^8: one subtraction, which then
-   leaves the last eight digits; base 0 when none is kept: v is past 10^8 or negative here). */
+   leaves the last eight digits). */
 static HOT_INLINE char *int64_text_topped(char *o, long long v, TopDigits *top) {
     const unsigned long long at = (unsigned long long)v + SMALL_MAX;
     if (at <= 2 * SMALL_MAX) {
@@ -143,7 +146,23 @@ static HOT_INLINE char *int64_text_topped(char *o, long long v, TopDigits *top) 
     }
     const unsigned long long u = (unsigned long long)v, e8 = 100000000ULL;
     if (u < e8) return mid_text(o, (unsigned)u);
-    if (UNLIKELY(u - top->base >= e8)) return int64_text_new_top(o, v, top);
+    if (UNLIKELY(u - top->base >= top->span)) return int64_text_new_top(o, v, top);
+    memcpy(o, top->text, 16);
+    return octet_digits(o + top->len, (unsigned)(u - top->base));
+}
+
+/* int64_text_topped out of line, for int64_time_text's values without the kept top digits. */
+static NOINLINE char *int64_text_topped_out(char *o, long long v, TopDigits *top) {
+    return int64_text_topped(o, v, top);
+}
+
+/* v as int64_text_topped writes it, for a column of millisecond times (13 digits, each run of
+   them in time order): whether v has the kept top digits asked first, the rest out of line
+   (the first of each run of top digits), where a time took the tests for a small value and
+   one below 10^8 first. */
+static HOT_INLINE char *int64_time_text(char *o, long long v, TopDigits *top) {
+    const unsigned long long u = (unsigned long long)v;
+    if (UNLIKELY(u - top->base >= top->span)) return int64_text_topped_out(o, v, top);
     memcpy(o, top->text, 16);
     return octet_digits(o + top->len, (unsigned)(u - top->base));
 }

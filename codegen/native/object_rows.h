@@ -55,6 +55,8 @@ static const RowPieces COMMIT_PIECES = {
     17, 32, {0, 19, 10, 15, 16, 7}, {0, 32, 16, 16, 16, 16}, 1, 16,
 };
 static const RowPieces COMMIT_PIECES_FOLDED = {17, 32, {0, 19, 10, 15}, {0, 32, 16, 16}, 32, 32};
+/* Which of lag's commits' fields is of millisecond times (commitTimestamp): int64_time_text's. */
+#define COMMIT_TIME_FIELD 1
 enum { ROWS_ANY, ROWS_COMMITS, ROWS_COMMITS_FOLDED };
 
 /* The size a piece of len bytes is copied as. */
@@ -146,13 +148,15 @@ static HOT_INLINE void put_head(char *o, const char *text, unsigned char size) {
 }
 
 /* put_object_rows with nf fields (a constant where inlined with one: the fields' loop unrolled),
-   masked 0 where no field has a mask (a constant: no mask asked of in the loop) and the rows'
-   pieces (constant ones: stores of their sizes, their lengths immediates). The prefixes,
-   columns and masks are read into locals first: the output is written through a char pointer,
-   which may alias any memory the compiler cannot see is apart, so fields read through r would
-   be read again after every write. */
+   masked 0 where no field has a mask (a constant: no mask asked of in the loop), the rows'
+   pieces (constant ones: stores of their sizes, their lengths immediates) and the field of
+   millisecond times (int64_time_text's; -1: none). The prefixes, columns and masks are read
+   into locals first: the output is written through a char pointer, which may alias any memory
+   the compiler cannot see is apart, so fields read through r would be read again after every
+   write. */
 static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, int64_t from, int64_t to,
-                                  Py_ssize_t nf, int masked, const RowPieces *pieces) {
+                                  Py_ssize_t nf, int masked, const RowPieces *pieces,
+                                  Py_ssize_t time_field) {
     char prefix[MAX_OBJECT_FIELDS][PREFIX_MAX];
     const int64_t *column[MAX_OBJECT_FIELDS];
     const char *mask[MAX_OBJECT_FIELDS];
@@ -164,7 +168,7 @@ static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, int64_t from, int
         memcpy(prefix[i], r->prefix[i], PREFIX_MAX);
         column[i] = r->column[i];
         mask[i] = r->mask[i];
-        top[i].base = 0; /* none written yet */
+        top[i].base = top[i].span = 0; /* none kept yet */
         top[i].len = 0;
     }
     /* a piece's copy ends within its own text's room and its value's: the head's 48 bytes
@@ -194,6 +198,8 @@ static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, int64_t from, int
                 if (masked && mask[i] && !mask[i][row]) {
                     memcpy(o, "null", 4);
                     o += 4;
+                } else if (i == time_field) {
+                    o = int64_time_text(o, column[i][row], &top[i]);
                 } else {
                     o = int64_text_topped(o, column[i][row], &top[i]);
                 }
@@ -212,12 +218,13 @@ static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, int64_t from, int
    the room left are written without a check per row or value. */
 static int put_object_rows(Buf *b, const ObjectRows *r, int64_t from, int64_t to) {
     if (r->layout == ROWS_COMMITS && r->masked)
-        return put_rows_of(b, r, from, to, UNROLLED_FIELDS, 1, &COMMIT_PIECES);
+        return put_rows_of(b, r, from, to, UNROLLED_FIELDS, 1, &COMMIT_PIECES, COMMIT_TIME_FIELD);
     if (r->layout == ROWS_COMMITS)
-        return put_rows_of(b, r, from, to, UNROLLED_FIELDS, 0, &COMMIT_PIECES);
+        return put_rows_of(b, r, from, to, UNROLLED_FIELDS, 0, &COMMIT_PIECES, COMMIT_TIME_FIELD);
     if (r->layout == ROWS_COMMITS_FOLDED)
-        return put_rows_of(b, r, from, to, UNROLLED_FIELDS_FOLDED, 0, &COMMIT_PIECES_FOLDED);
-    return put_rows_of(b, r, from, to, r->nf, 1, &r->pieces);
+        return put_rows_of(b, r, from, to, UNROLLED_FIELDS_FOLDED, 0, &COMMIT_PIECES_FOLDED,
+                           COMMIT_TIME_FIELD);
+    return put_rows_of(b, r, from, to, r->nf, 1, &r->pieces, -1);
 }
 
 /* The buffers an ObjectRows reads, held until released. */
