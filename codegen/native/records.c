@@ -23,8 +23,8 @@
  * - CommitEffects (commit_effects.h): the committed offsets of a log partition, in one pass;
  * - LiveKeys (live_keys.h): the live records of a coordinator log partition, in one pass;
  * - int16_heads (row_heads.h): the int16 each row of a binary column starts with;
- * - log_end_index, commit_log_ends (log_end_lags.h): the log ends' steps indexed by time once
- *   a command; each commit's log end offset at its time, and lag;
+ * - log_end_index (step_index.h): the log ends' steps indexed by time once a command;
+ * - commit_log_ends (log_end_lags.h): each commit's log end offset at its time, and lag;
  * - window_rules (burrow_windows.h): which of Burrow's rules judges each window of commits;
  * - key_order (key_order.h): the order of sorted() of lag's (group, topic, partition) keys;
  * - slot_objects (slot_objects.h): objects of a slots dataclass made from columns.
@@ -55,6 +55,7 @@
 #include "commit_effects.h"
 #include "live_keys.h"
 #include "row_heads.h"
+#include "step_index.h"
 #include "log_end_lags.h"
 #include "burrow_windows.h"
 #include "key_order.h"
@@ -125,7 +126,7 @@ static PyMethodDef records_functions[] = {
      "int16 each row of a binary column starts with, as int64 (see row_heads.h)."},
     {"log_end_index", (PyCFunction)(void (*)(void))log_end_index, METH_FASTCALL,
      "log_end_index(steps) -> capsule: the log ends' steps ((times, ends) pairs, held) "
-     "indexed by time once, for commit_log_ends (see log_end_lags.h)."},
+     "indexed by time once, for commit_log_ends (see step_index.h)."},
     {"commit_log_ends", (PyCFunction)(void (*)(void))commit_log_ends, METH_FASTCALL,
      "commit_log_ends(index, key_steps, bounds, commit_times, committed) -> (log_end, lag, "
      "known): each commit's log end offset at its time and its lag (see log_end_lags.h)."},
