@@ -500,26 +500,27 @@ static HOT_INLINE int effects_plain_commit(EffectsObject *e, int64_t key, int64_
     size_t n = length > 0 ? (size_t)length : 0;
     EffectKey *k = &effect_keys(e)[key];
     size_t key_size = (size_t)k->key.size;
-    if (LIKELY(key_size + n <= EFFECT_KEY_INLINE)) { /* beside the key, in its entry */
-        if (!k->live.beside && k->live.row >= 0 && k->live.length > 0) /* beside: nearly always */
-            e->values_live -= (size_t)k->live.length;
-        /* A value of at most EFFECT_COPY bytes (a commit's 24, or 40 to 60 with metadata) is
-           copied as EFFECT_COPY bytes where the chunk's data and the entry hold that many
-           (the bytes past it are never read): one branch that goes the same way nearly every
-           row, where copy_short's choice between sizes mispredicted a quarter of the rows. */
-        if (LIKELY(n <= EFFECT_COPY && key_size <= EFFECT_KEY_INLINE - EFFECT_COPY &&
-                   (size_t)(data_end - value) >= EFFECT_COPY))
-            memcpy(k->bytes + key_size, value, EFFECT_COPY);
-        else
-            copy_short(k->bytes + key_size, value, n);
-        k->live.row = row;
-        k->live.time = time;
-        k->live.value = 0;
-        k->live.length = length;
-        k->live.type = type;
-        k->live.beside = 1;
-        return 0;
-    }
+    /* A value of at most EFFECT_COPY bytes (a commit's 24, or 40 to 60 with metadata) beside a
+       key of at most EFFECT_KEY_INLINE - EFFECT_COPY (so both fit) is copied as EFFECT_COPY
+       bytes where the chunk's data holds that many (the bytes past it are never read): one
+       branch that goes the same way nearly every row, where copy_short's choice between sizes
+       mispredicted a quarter of the rows, and no test of the sum of the sizes after it. */
+    if (LIKELY(n <= EFFECT_COPY && key_size <= EFFECT_KEY_INLINE - EFFECT_COPY &&
+               (size_t)(data_end - value) >= EFFECT_COPY))
+        memcpy(k->bytes + key_size, value, EFFECT_COPY);
+    else if (key_size + n <= EFFECT_KEY_INLINE) /* beside the key all the same */
+        copy_short(k->bytes + key_size, value, n);
+    else
+        goto apart;
+    if (UNLIKELY(!k->live.beside) && k->live.row >= 0 && k->live.length > 0)
+        e->values_live -= (size_t)k->live.length; /* its value was in the arena */
+    k->live.row = row;
+    k->live.time = time;
+    k->live.length = length;
+    k->live.type = type;
+    k->live.beside = 1; /* (live.value is not read beside) */
+    return 0;
+apart:
     if (LIKELY(k->live.row >= 0 && k->live.length == length && !k->live.beside)) {
         copy_short(e->values + k->live.value, value, n);
         k->live.row = row;
