@@ -476,8 +476,10 @@ def test_written_group_lines_are_the_groups_lines(
     log_folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """write_group_lines gives write each group's line (orjson's of its JSON, the standard
-    library's where orjson refuses it) with a newline: the native printer a buffer at a time (a partition's commits cut across buffers, numbers of
-    every digit count, both signs and the int64 edges, log ends null and not), its views
+    library's where orjson refuses it) with a newline: the native printer a buffer at a time (a
+    group's partitions' commits in one call, some partitions without any, a partition's commits
+    cut across buffers, numbers of every digit count, both signs and the int64 edges, log ends
+    null and not), its views
     released after each call, a short write's rest given again; a group it does not print (an
     integer past 64 bits, a str subclass) by the reference in its place; the same without the
     printer; an error of write raised."""
@@ -494,7 +496,7 @@ def test_written_group_lines_are_the_groups_lines(
     known = rnd.integers(0, 2, n).astype(np.bool_)
     columns = CommitColumns(*wide, known, 0, n)
     base = reports[0].partitions[0]
-    cuts = [0, 1, 2, 4_000, 8_999, n]
+    cuts = [0, 1, 1, 2, 4_000, 8_999, 8_999, n]  # partitions without commits among them
     parts = [_replace(base, columns=columns, start=a, stop=b) for a, b in itertools.pairwise(cuts)]
     big = GroupLag("big", "OK", parts, 1, reports[0].share_partitions)
     refused = GroupLag("past", None, [_replace(base, lag=2**64)], 5)

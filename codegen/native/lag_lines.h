@@ -307,18 +307,14 @@ static int lag_skeleton(LagPrint *lp, Py_ssize_t g) {
 }
 
 /* Group g's line from its skeleton (lag_skeleton) and its partitions' commits, rows at[p]:at[p
-   + 1]; 0 or -1. */
+   + 1], all in one put_object_runs (its setup and each field's kept top digits once a group,
+   not once a partition); 0 or -1. */
 static int lag_line(Buf *b, const LagPrint *lp, Py_ssize_t g, const int64_t *at) {
     const Py_ssize_t n = PyList_GET_SIZE(PyList_GET_ITEM(lp->parts, g));
-    const char *text = lp->skeleton.p;
-    Py_ssize_t done = 0;
-    for (Py_ssize_t p = 0; p < n; p++) {
-        if (buf_put(b, text + done, lp->cut[p] - done) < 0 ||
-            put_object_rows(b, &lp->rows, at[p], at[p + 1]) < 0)
-            return -1;
-        done = lp->cut[p];
-    }
-    return buf_put(b, text + done, lp->skeleton.len - done);
+    const RowRuns runs = {at, n, lp->skeleton.p, lp->cut};
+    if (put_object_runs(b, &lp->rows, &runs) < 0) return -1;
+    const Py_ssize_t done = n ? lp->cut[n - 1] : 0;
+    return buf_put(b, lp->skeleton.p + done, lp->skeleton.len - done);
 }
 
 /* The most text lag_write holds before it gives it to its write: room for a commit's row at

@@ -147,14 +147,24 @@ static HOT_INLINE void put_head(char *o, const char *text, unsigned char size) {
     else put_piece(o, text, size);
 }
 
-/* put_object_rows with nf fields (a constant where inlined with one: the fields' loop unrolled),
+/* Runs of r's rows, each printed as put_object_rows prints it, in one call (the rows' pieces
+   and the kept top digits of each field read once for them all): rows at[k]:at[k + 1], after
+   text[cut[k - 1]:cut[k]] (cut[-1] 0) where text is given (the line around them). */
+typedef struct {
+    const int64_t *at;
+    Py_ssize_t n;
+    const char *text;
+    const Py_ssize_t *cut;
+} RowRuns;
+
+/* put_object_runs with nf fields (a constant where inlined with one: the fields' loop unrolled),
    masked 0 where no field has a mask (a constant: no mask asked of in the loop), the rows'
    pieces (constant ones: stores of their sizes, their lengths immediates) and the field of
    millisecond times (int64_time_text's; -1: none). The prefixes, columns and masks are read
    into locals first: the output is written through a char pointer, which may alias any memory
    the compiler cannot see is apart, so fields read through r would be read again after every
    write. */
-static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, int64_t from, int64_t to,
+static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, const RowRuns *runs,
                                   Py_ssize_t nf, int masked, const RowPieces *pieces,
                                   Py_ssize_t time_field) {
     char prefix[MAX_OBJECT_FIELDS][PREFIX_MAX];
@@ -174,57 +184,75 @@ static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, int64_t from, int
     /* a piece's copy ends within its own text's room and its value's: the head's 48 bytes
        within "," + PREFIX_MAX + INT64_TEXT_MAX */
     const Py_ssize_t row_room = 1 + nf * (PREFIX_MAX + INT64_TEXT_MAX) + PREFIX_MAX;
-    if (from == to) return PUT_LITERAL(b, "[]");
-    /* every row begins with ",": the first one's made the "[" after its block (no test a row
-       for it), before the buffer can be drained (a sink's: buf_drain) */
-    for (int64_t row = from; row < to;) {
-        /* the rows that fit in the room there is (grown only when one does not: a buffer
-           sized for its text is not grown, and copied, for room it does not use) */
-        if (buf_reserve(b, row_room) < 0) return -1;
-        const int64_t fit = (b->cap - b->len) / row_room;
-        const int64_t block_end = to - row > fit ? row + fit : to;
-        char *o = b->p + b->len;
-        char *const opening = row == from ? o : NULL;
-        for (; row < block_end; row++) {
-#pragma GCC unroll 16
-            for (Py_ssize_t i = 0; i < nf; i++) {
-                if (i == 0) {
-                    put_head(o, head, pieces->head_size);
-                    o += pieces->head_len;
-                } else {
-                    put_piece(o, prefix[i], pieces->size[i]);
-                    o += pieces->len[i];
-                }
-                if (masked && mask[i] && !mask[i][row]) {
-                    memcpy(o, "null", 4);
-                    o += 4;
-                } else if (i == time_field) {
-                    o = int64_time_text(o, column[i][row], &top[i]);
-                } else {
-                    o = int64_text_topped(o, column[i][row], &top[i]);
-                }
-            }
-            put_piece(o, tail, pieces->tail_size);
-            o += pieces->tail_len;
+    Py_ssize_t done = 0; /* of the text between the runs */
+    for (Py_ssize_t k = 0; k < runs->n; k++) {
+        if (runs->text) {
+            if (buf_put(b, runs->text + done, runs->cut[k] - done) < 0) return -1;
+            done = runs->cut[k];
         }
-        if (opening) *opening = '[';
-        b->len = o - b->p;
+        const int64_t from = runs->at[k], to = runs->at[k + 1];
+        if (from == to) {
+            if (PUT_LITERAL(b, "[]") < 0) return -1;
+            continue;
+        }
+        /* every row begins with ",": the first one's made the "[" after its block (no test a
+           row for it), before the buffer can be drained (a sink's: buf_drain) */
+        for (int64_t row = from; row < to;) {
+            /* the rows that fit in the room there is (grown only when one does not: a buffer
+               sized for its text is not grown, and copied, for room it does not use) */
+            if (buf_reserve(b, row_room) < 0) return -1;
+            const int64_t fit = (b->cap - b->len) / row_room;
+            const int64_t block_end = to - row > fit ? row + fit : to;
+            char *o = b->p + b->len;
+            char *const opening = row == from ? o : NULL;
+            for (; row < block_end; row++) {
+#pragma GCC unroll 16
+                for (Py_ssize_t i = 0; i < nf; i++) {
+                    if (i == 0) {
+                        put_head(o, head, pieces->head_size);
+                        o += pieces->head_len;
+                    } else {
+                        put_piece(o, prefix[i], pieces->size[i]);
+                        o += pieces->len[i];
+                    }
+                    if (masked && mask[i] && !mask[i][row]) {
+                        memcpy(o, "null", 4);
+                        o += 4;
+                    } else if (i == time_field) {
+                        o = int64_time_text(o, column[i][row], &top[i]);
+                    } else {
+                        o = int64_text_topped(o, column[i][row], &top[i]);
+                    }
+                }
+                put_piece(o, tail, pieces->tail_size);
+                o += pieces->tail_len;
+            }
+            if (opening) *opening = '[';
+            b->len = o - b->p;
+        }
+        if (PUT_LITERAL(b, "]") < 0) return -1;
     }
-    return PUT_LITERAL(b, "]");
+    return 0;
+}
+
+static int put_object_runs(Buf *b, const ObjectRows *r, const RowRuns *runs) {
+    if (r->layout == ROWS_COMMITS && r->masked)
+        return put_rows_of(b, r, runs, UNROLLED_FIELDS, 1, &COMMIT_PIECES, COMMIT_TIME_FIELD);
+    if (r->layout == ROWS_COMMITS)
+        return put_rows_of(b, r, runs, UNROLLED_FIELDS, 0, &COMMIT_PIECES, COMMIT_TIME_FIELD);
+    if (r->layout == ROWS_COMMITS_FOLDED)
+        return put_rows_of(b, r, runs, UNROLLED_FIELDS_FOLDED, 0, &COMMIT_PIECES_FOLDED,
+                           COMMIT_TIME_FIELD);
+    return put_rows_of(b, r, runs, r->nf, 1, &r->pieces, -1);
 }
 
 /* "[" + the objects of rows [from, to) joined by "," + "]". A row's text is at most "," + per
    field PREFIX_MAX and INT64_TEXT_MAX characters + the tail's PREFIX_MAX: the rows that fit in
    the room left are written without a check per row or value. */
 static int put_object_rows(Buf *b, const ObjectRows *r, int64_t from, int64_t to) {
-    if (r->layout == ROWS_COMMITS && r->masked)
-        return put_rows_of(b, r, from, to, UNROLLED_FIELDS, 1, &COMMIT_PIECES, COMMIT_TIME_FIELD);
-    if (r->layout == ROWS_COMMITS)
-        return put_rows_of(b, r, from, to, UNROLLED_FIELDS, 0, &COMMIT_PIECES, COMMIT_TIME_FIELD);
-    if (r->layout == ROWS_COMMITS_FOLDED)
-        return put_rows_of(b, r, from, to, UNROLLED_FIELDS_FOLDED, 0, &COMMIT_PIECES_FOLDED,
-                           COMMIT_TIME_FIELD);
-    return put_rows_of(b, r, from, to, r->nf, 1, &r->pieces, -1);
+    const int64_t at[2] = {from, to};
+    const RowRuns run = {at, 1, NULL, NULL};
+    return put_object_runs(b, r, &run);
 }
 
 /* The buffers an ObjectRows reads, held until released. */
