@@ -976,6 +976,46 @@ def test_commit_lags_by_the_engine_are_the_reference(
             assert got.dtype == want.dtype and got.tolist() == want.tolist()
 
 
+@pytest.mark.parametrize("engine", [True, False])
+def test_commit_lags_without_a_log_end_history_share_read_only_zeros(
+    engine: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Commits whose keys have no log end history (none, or a checkpoint's only) get zero log
+    ends and lags, none known, by the engine and by numpy alike: read-only views of the one
+    array a command's LogEndIndex keeps, grown when a call has more commits and reused by the
+    next calls (not written per partition)."""
+    if not engine:
+        monkeypatch.setattr(lag_module.effects, "engine_function", lambda name: None)
+    checkpoint = LogEnd([0], [5], "replication-offset-checkpoint", "here", False)
+
+    def keyed(counts: list[int]) -> KeyedCommits:
+        keys, n = len(counts), sum(counts)
+        return KeyedCommits(
+            [("g", "t", k) for k in range(keys)],
+            np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+            np.arange(n, dtype=np.int64),
+            np.arange(n, dtype=np.int64) * 10,
+            np.arange(n, dtype=np.int64) + 3,
+            np.zeros(n, np.int64),
+            [[] for _ in range(keys)],
+            [True] * keys,
+            np.arange(keys, dtype=np.int64),
+        )
+
+    steps = lag_module.LogEndIndex()
+    small = lag_module.commit_lags(keyed([2, 3]), [None, checkpoint], steps)
+    large = lag_module.commit_lags(keyed([4, 0, 6]), [checkpoint, None, None], steps)
+    again = lag_module.commit_lags(keyed([1, 2]), [None, None], steps)
+    for got, n in ((small, 5), (large, 10), (again, 3)):
+        log_end, lag, known = got
+        assert (log_end.dtype, lag.dtype, known.dtype) == (np.int64, np.int64, np.bool_)
+        assert log_end.tolist() == lag.tolist() == [0] * n and known.tolist() == [False] * n
+        assert not any(a.flags.writeable for a in got)
+    # grown once for the larger call, then the same memory given again
+    assert not np.shares_memory(small[0], large[0])
+    assert all(np.shares_memory(a, large[0]) for a in (*large, *again))
+
+
 def test_commit_lags_of_crowded_and_spread_steps_at_the_int64_ends(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -327,11 +327,24 @@ class LogEndIndex:
     indexed by time once, again only when a log end not among them is asked for, where each
     ``__consumer_offsets`` partition's call indexed them all anew (at 16 M records, 16
     partitions, each with the 96 data partitions' 768 k steps). The index reads each log
-    end's arrays where they are."""
+    end's arrays where they are. Commits without a log end get their zeros from it too
+    (:meth:`unknown`)."""
 
     def __init__(self) -> None:
         self._number: dict[LogEnd, int] = {}
         self._index: Any = None
+        self._zeros = np.zeros(0, np.int64)
+
+    def unknown(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The log ends, lags and known flags of ``n`` commits without a log end history:
+        zeros, read-only views of one array kept for the command's next calls (the flags its
+        bytes read as bools), where zeros made for each partition were 17 MB a 1 M-commit
+        partition written again (``lag`` at 16 M records: memset and its page faults)."""
+        if len(self._zeros) < n:
+            self._zeros = np.zeros(n, np.int64)
+            self._zeros.flags.writeable = False  # shared by the calls' outputs
+        zeros = self._zeros[:n]
+        return zeros, zeros, self._zeros.view(np.bool_)[:n]
 
     def numbered(self, make: Any, distinct: Sequence[LogEnd]) -> tuple[Any, np.ndarray]:
         """The index (made by ``make``, ``log_end_index``) holding the log ends of
@@ -378,11 +391,11 @@ def _numbered_lags(
     engine = effects.engine_function("commit_log_ends")
     if engine is not None:
         return _engine_lags(engine, kc, distinct, numbers, steps)
-    log_end = np.zeros(n, np.int64)
-    known = np.zeros(n, np.bool_)
     if not any(e.history for e in distinct):
         # nothing known: the lag is meaningless, left 0 (not computed per commit)
-        return log_end, np.zeros(n, np.int64), known
+        return steps.unknown(n)
+    log_end = np.zeros(n, np.int64)
+    known = np.zeros(n, np.bool_)
     for at, end in enumerate(distinct):
         if not end.history:
             continue
@@ -406,7 +419,7 @@ def _engine_lags(
     n = len(kc.offset)
     if not any(e.history for e in distinct):
         # nothing known: the lag is meaningless, left 0 (not computed per commit)
-        return np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.bool_)
+        return steps.unknown(n)
     index, in_index = steps.numbered(effects.engine_function("log_end_index"), distinct)
     # each key's number in the index (-1: none, the table's last entry)
     table = np.append(in_index, -1)
