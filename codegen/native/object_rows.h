@@ -12,19 +12,22 @@
 /* The longest prefix (what comes before a member's value) object_arrays takes. */
 #define PREFIX_MAX 32
 
-/* A row's constant pieces: head (the row's opening "," and the first prefix), field i's prefix
-   (i >= 1) and the tail; each one's length and the size it is copied as (its text
-   zero-padded to that, a fixed size: no call; 16, 32 or 48 bytes, the least that holds it). */
+/* What ends a row: the tail and the "," before the next row (the last row's made the "]"). */
+#define ROW_TAIL_MAX (PREFIX_MAX + 16)
+
+/* A row's constant pieces: field i's prefix and the row's tail (ObjectRows.row_tail); each
+   one's length and the size it is copied as (its text zero-padded to that, a fixed size: no
+   call; 16, 32 or 48 bytes, the least that holds it). */
 typedef struct {
-    unsigned char head_len, head_size, len[MAX_OBJECT_FIELDS], size[MAX_OBJECT_FIELDS];
+    unsigned char len[MAX_OBJECT_FIELDS], size[MAX_OBJECT_FIELDS];
     unsigned char tail_len, tail_size;
 } RowPieces;
 
 /* The int64 rows' objects, as object_arrays reads them: nf fields printed per row, each a
    prefix (what comes before its value: at most PREFIX_MAX bytes, zero-padded to that), int64
    column and mask (NULL: none; a 0 byte: null), then the tail (PREFIX_MAX bytes, zero-padded):
-   "}", after the text of the trailing fields null in every row (fold_masks). head is "," and
-   the first prefix (zero-padded to 48 bytes). */
+   "}", after the text of the trailing fields null in every row (fold_masks); row_tail the tail
+   and "," (zero-padded to ROW_TAIL_MAX bytes). */
 typedef struct {
     Py_ssize_t nf;
     char prefix[MAX_OBJECT_FIELDS][PREFIX_MAX];
@@ -33,7 +36,7 @@ typedef struct {
     const char *mask[MAX_OBJECT_FIELDS];
     char tail[PREFIX_MAX];
     Py_ssize_t tail_len;
-    char head[48];
+    char row_tail[ROW_TAIL_MAX];
     int masked; /* whether a field of the nf has a mask (fold_masks) */
     RowPieces pieces;
     int layout; /* the ROWS_ layout its pieces are, else ROWS_ANY */
@@ -46,15 +49,13 @@ typedef struct {
 #define UNROLLED_FIELDS 6
 #define UNROLLED_FIELDS_FOLDED 4
 
-/* The pieces of lag's commits: the head ',{"recordOffset":' (17 bytes) and
-   ',"commitTimestamp":' (19) past 16 bytes, ',"offset":', ',"leaderEpoch":', ',"logEndOffset":'
-   and ',"lag":' within; the tail "}", or without log ends ',"logEndOffset":null,"lag":null}'
-   (32). As constants, put_rows_of's copies are stores of their sizes, each piece's length an
-   immediate (not a load a field). */
-static const RowPieces COMMIT_PIECES = {
-    17, 32, {0, 19, 10, 15, 16, 7}, {0, 32, 16, 16, 16, 16}, 1, 16,
-};
-static const RowPieces COMMIT_PIECES_FOLDED = {17, 32, {0, 19, 10, 15}, {0, 32, 16, 16}, 32, 32};
+/* The pieces of lag's commits: ',"commitTimestamp":' (19 bytes) past 16 bytes,
+   '{"recordOffset":', ',"offset":', ',"leaderEpoch":', ',"logEndOffset":' and ',"lag":' within;
+   the row's tail "},", or without log ends ',"logEndOffset":null,"lag":null},' (33). As
+   constants, put_rows_of's copies are stores of their sizes, each piece's length an immediate
+   (not a load a field). */
+static const RowPieces COMMIT_PIECES = {{16, 19, 10, 15, 16, 7}, {16, 32, 16, 16, 16, 16}, 2, 16};
+static const RowPieces COMMIT_PIECES_FOLDED = {{16, 19, 10, 15}, {16, 32, 16, 16}, 33, 48};
 /* Which of lag's commits' fields is of millisecond times (commitTimestamp): int64_time_text's. */
 #define COMMIT_TIME_FIELD 1
 enum { ROWS_ANY, ROWS_COMMITS, ROWS_COMMITS_FOLDED };
@@ -86,20 +87,18 @@ static int mask_all_clear(const char *m, Py_ssize_t n) {
     return 1;
 }
 
-/* r's head, pieces and layout, from its prefixes and tail. */
+/* r's row tail, pieces and layout, from its prefixes and tail. */
 static void row_pieces(ObjectRows *r) {
-    memset(r->head, 0, sizeof r->head);
-    r->head[0] = ',';
-    memcpy(r->head + 1, r->prefix[0], PREFIX_MAX);
+    memset(r->row_tail, 0, sizeof r->row_tail);
+    memcpy(r->row_tail, r->tail, (size_t)r->tail_len);
+    r->row_tail[r->tail_len] = ',';
     RowPieces *c = &r->pieces;
     memset(c, 0, sizeof *c);
-    c->head_len = (unsigned char)(1 + r->prefix_len[0]);
-    c->head_size = copy_size(c->head_len);
-    for (Py_ssize_t i = 1; i < r->nf; i++) {
+    for (Py_ssize_t i = 0; i < r->nf; i++) {
         c->len[i] = (unsigned char)r->prefix_len[i];
         c->size[i] = copy_size(c->len[i]);
     }
-    c->tail_len = (unsigned char)r->tail_len;
+    c->tail_len = (unsigned char)(r->tail_len + 1);
     c->tail_size = copy_size(c->tail_len);
     r->layout = r->nf == UNROLLED_FIELDS && !memcmp(c, &COMMIT_PIECES, sizeof *c) ? ROWS_COMMITS
                 : r->nf == UNROLLED_FIELDS_FOLDED && !r->masked &&
@@ -112,8 +111,8 @@ static void row_pieces(ObjectRows *r) {
    value always printed), the trailing fields whose masks are clear in every row folded into
    the tail as their text ("prefix" "null"), while the tail fits in PREFIX_MAX bytes (lag's
    commits without log ends: ',"logEndOffset":null,"lag":null}', 32). A field null in every
-   row before a printed one keeps its mask, and so does the first (its prefix opens each row:
-   row_pieces' head). Then the pieces of what is left (row_pieces). */
+   row before a printed one keeps its mask, and so does the first (a row is never the tail
+   alone). Then the pieces of what is left (row_pieces). */
 static void fold_masks(ObjectRows *r, Py_ssize_t n) {
     memset(r->tail, 0, PREFIX_MAX);
     r->tail[0] = '}';
@@ -136,13 +135,13 @@ static void fold_masks(ObjectRows *r, Py_ssize_t n) {
 }
 
 /* size bytes of text at o (16 or 32: a constant where put_rows_of is given constant pieces,
-   else a branch on it); put_head's the same, of 16, 32 or 48 (a row's head). */
+   else a branch on it); put_row_tail's the same, of 16, 32 or 48 (a row's tail). */
 static HOT_INLINE void put_piece(char *o, const char *text, unsigned char size) {
     if (size == 16) memcpy(o, text, 16);
     else memcpy(o, text, 32);
 }
 
-static HOT_INLINE void put_head(char *o, const char *text, unsigned char size) {
+static HOT_INLINE void put_row_tail(char *o, const char *text, unsigned char size) {
     if (size == 48) memcpy(o, text, 48);
     else put_piece(o, text, size);
 }
@@ -171,9 +170,8 @@ static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, const RowRuns *ru
     const int64_t *column[MAX_OBJECT_FIELDS];
     const char *mask[MAX_OBJECT_FIELDS];
     TopDigits top[MAX_OBJECT_FIELDS];
-    char tail[PREFIX_MAX], head[48];
-    memcpy(tail, r->tail, PREFIX_MAX);
-    memcpy(head, r->head, sizeof head);
+    char tail[ROW_TAIL_MAX];
+    memcpy(tail, r->row_tail, ROW_TAIL_MAX);
     for (Py_ssize_t i = 0; i < nf; i++) {
         memcpy(prefix[i], r->prefix[i], PREFIX_MAX);
         column[i] = r->column[i];
@@ -181,9 +179,9 @@ static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, const RowRuns *ru
         top[i].base = top[i].span = 0; /* none kept yet */
         top[i].len = 0;
     }
-    /* a piece's copy ends within its own text's room and its value's: the head's 48 bytes
-       within "," + PREFIX_MAX + INT64_TEXT_MAX */
-    const Py_ssize_t row_room = 1 + nf * (PREFIX_MAX + INT64_TEXT_MAX) + PREFIX_MAX;
+    /* a piece's copy ends within its own text's room and its value's, the row tail's within
+       ROW_TAIL_MAX */
+    const Py_ssize_t row_room = nf * (PREFIX_MAX + INT64_TEXT_MAX) + ROW_TAIL_MAX;
     Py_ssize_t done = 0; /* of the text between the runs */
     for (Py_ssize_t k = 0; k < runs->n; k++) {
         if (runs->text) {
@@ -195,8 +193,8 @@ static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, const RowRuns *ru
             if (PUT_LITERAL(b, "[]") < 0) return -1;
             continue;
         }
-        /* every row begins with ",": the first one's made the "[" after its block (no test a
-           row for it), before the buffer can be drained (a sink's: buf_drain) */
+        /* every row ends with ",": the last one's made the "]" (no test a row for it) */
+        if (PUT_LITERAL(b, "[") < 0) return -1;
         for (int64_t row = from; row < to;) {
             /* the rows that fit in the room there is (grown only when one does not: a buffer
                sized for its text is not grown, and copied, for room it does not use) */
@@ -204,17 +202,11 @@ static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, const RowRuns *ru
             const int64_t fit = (b->cap - b->len) / row_room;
             const int64_t block_end = to - row > fit ? row + fit : to;
             char *o = b->p + b->len;
-            char *const opening = row == from ? o : NULL;
             for (; row < block_end; row++) {
 #pragma GCC unroll 16
                 for (Py_ssize_t i = 0; i < nf; i++) {
-                    if (i == 0) {
-                        put_head(o, head, pieces->head_size);
-                        o += pieces->head_len;
-                    } else {
-                        put_piece(o, prefix[i], pieces->size[i]);
-                        o += pieces->len[i];
-                    }
+                    put_piece(o, prefix[i], pieces->size[i]);
+                    o += pieces->len[i];
                     if (masked && mask[i] && !mask[i][row]) {
                         memcpy(o, "null", 4);
                         o += 4;
@@ -224,13 +216,13 @@ static HOT_INLINE int put_rows_of(Buf *b, const ObjectRows *r, const RowRuns *ru
                         o = int64_text_topped(o, column[i][row], &top[i]);
                     }
                 }
-                put_piece(o, tail, pieces->tail_size);
+                put_row_tail(o, tail, pieces->tail_size);
                 o += pieces->tail_len;
             }
-            if (opening) *opening = '[';
             b->len = o - b->p;
         }
-        if (PUT_LITERAL(b, "]") < 0) return -1;
+        /* the last row's "," is in the buffer still: it is drained only for room to write */
+        b->p[b->len - 1] = ']';
     }
     return 0;
 }
