@@ -1059,6 +1059,50 @@ def test_commit_lags_of_crowded_and_spread_steps_at_the_int64_ends(
     assert set(reference[0].tolist()) > {0, 7, 20, 41, 630}  # the steps' ends met
 
 
+def test_commit_lags_of_log_ends_past_the_cache_are_the_reference(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """commit_lags by the engine against its numpy form where the log ends' steps (6.4 MB,
+    past the 4 MiB most read in key order) have the keys read grouped by log end, and where
+    they fit (key order): keys of either log end, none and a small one interleaved, their
+    commits before, among and after the steps."""
+    if lag_module.effects.engine_function("commit_log_ends") is None:
+        pytest.skip("the native engine is not built")
+    rnd = np.random.default_rng(7)
+
+    def log_end(steps: int) -> LogEnd:
+        times = np.cumsum(rnd.integers(0, 5, steps)).astype(np.int64)
+        ends = np.cumsum(rnd.integers(0, 3, steps)).astype(np.int64)
+        return LogEnd(times, ends, "segments", "here", True)
+
+    for big in (200_000, 2_000):
+        ends_of = [log_end(big), log_end(big), log_end(3), None]
+        keys = 40
+        ends = [ends_of[k % 4] for k in range(keys)]
+        counts = rnd.integers(0, 30, keys)
+        bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        n = int(bounds[-1])
+        times = np.sort(rnd.integers(-10, 2 * big + 10, n)).astype(np.int64)
+        kc = KeyedCommits(
+            [("g", "t", k) for k in range(keys)],
+            bounds,
+            np.arange(n, dtype=np.int64),
+            times,
+            rnd.integers(0, big, n).astype(np.int64),
+            np.zeros(n, np.int64),
+            [[] for _ in range(keys)],
+            [True] * keys,
+            np.arange(keys, dtype=np.int64),
+        )
+        with monkeypatch.context() as m:
+            by_engine = lag_module.commit_lags(kc, ends)
+            m.setattr(lag_module.effects, "engine_function", lambda name: None)
+            reference = lag_module.commit_lags(kc, ends)
+        for got, want in zip(by_engine, reference, strict=True):
+            assert got.dtype == want.dtype and got.tolist() == want.tolist()
+        assert len(set(reference[0].tolist())) > 100  # many steps' ends met
+
+
 def test_commit_log_ends_checks_its_buffers() -> None:
     index = lag_module.effects.engine_function("log_end_index")
     commit_log_ends = lag_module.effects.engine_function("commit_log_ends")

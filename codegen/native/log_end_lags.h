@@ -120,7 +120,8 @@ static int bounds_valid(const int64_t *bounds, Py_ssize_t count, Py_ssize_t tota
 /* The keys 0 to keys - 1 ordered by their log end (key_steps[k], -1 to ends - 1; a counting
    sort, key order kept within a log end), NULL with an error set. A log end's steps and index
    (some 190 KB for 8,000 steps) are then read for all its keys while they stay in cache: in
-   key order each key met another data partition's, and its commits' steps missed the cache. */
+   key order each key met another data partition's, and its commits' steps missed the cache
+   (where all log ends' do not fit in it: index_grouped). */
 static Py_ssize_t *keys_by_log_end(const int64_t *key_steps, Py_ssize_t keys, Py_ssize_t ends) {
     Py_ssize_t *order = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(keys ? keys : 1));
     Py_ssize_t *first = PyMem_Calloc((size_t)ends + 2, sizeof(Py_ssize_t));
@@ -185,9 +186,9 @@ static PyObject *commit_log_ends(PyObject *module, PyObject *const *args, Py_ssi
     /* rows outside every key's (bounds[0] > 0 or bounds[keys] < rows): log end 0, unknown */
     unknown_rows(log_end, lag, known, committed, 0, bounds[0]);
     unknown_rows(log_end, lag, known, committed, bounds[keys], rows);
-    if (!(order = keys_by_log_end(key_steps, keys, ends))) goto done;
+    if (x->grouped && !(order = keys_by_log_end(key_steps, keys, ends))) goto done;
     for (Py_ssize_t at = 0; at < keys; at++) {
-        const Py_ssize_t k = order[at];
+        const Py_ssize_t k = order ? order[at] : at;
         if (key_steps[k] < 0) {
             unknown_rows(log_end, lag, known, committed, bounds[k], bounds[k + 1]);
             continue;
