@@ -323,7 +323,7 @@ def commit_lags(
 
 class LogEndIndex:
     """The log ends with a history that a command's keys have, given to the engine's
-    ``commit_log_ends`` as one index (``log_end_index``, ``log_end_lags.h``): their steps
+    ``commit_log_ends`` as one index (``log_end_index``, ``step_index.h``): their steps
     indexed by time once, again only when a log end not among them is asked for, where each
     ``__consumer_offsets`` partition's call indexed them all anew (at 16 M records, 16
     partitions, each with the 96 data partitions' 768 k steps). The index reads each log
