@@ -158,12 +158,15 @@ def apply_chunk(
     # nothing to apply), in file order.
     others = np.nonzero(left if readable is None else readable & left)[0]
     controls = flags_at(rb.column("isControl"), others)
+    transactional = flags_at(rb.column("isTransactional"), others)
     if kinds is not None and len(others):
-        busy = ~_idle_markers(rb, kinds, others, controls, view)
-        others, controls = others[busy], controls[busy]
+        busy = ~_idle_markers(rb, kinds, others, controls, transactional, view)
+        others, controls, transactional = others[busy], controls[busy], transactional[busy]
     if len(others):
         undecoded = np.zeros(len(others), np.bool_) if failed is None else failed[others]
-        _apply_others(rb, others, undecoded, controls, positions, view, decoder, chunk)
+        _apply_others(
+            rb, others, undecoded, controls, transactional, positions, view, decoder, chunk
+        )
     return chunk
 
 
@@ -172,6 +175,7 @@ def _apply_others(
     rows: npt.NDArray[np.intp],
     failed: npt.NDArray[np.bool_],
     controls: npt.NDArray[np.bool_],
+    transactional: npt.NDArray[np.bool_],
     positions: npt.NDArray[np.int64],
     view: CompactedView,
     decoder: CoordinatorDecoder,
@@ -179,9 +183,10 @@ def _apply_others(
 ) -> None:
     """Decode ``rows`` of ``rb`` (data records in one call of the decoder, control records as
     :func:`codegen.dumps.decoded.control_record` reads them), count their errors, unknown and
-    newer records in ``chunk``, and feed ``view`` those not ``failed`` (``controls``: which
-    are control records), in runs of rows with the same producer id and flags: what the view
-    does with a record depends on those alone (:meth:`CompactedView.add_records`)."""
+    newer records in ``chunk``, and feed ``view`` those not ``failed`` (``controls``,
+    ``transactional``: which are control records, of transactional batches), in runs of rows
+    with the same producer id and flags: what the view does with a record depends on those
+    alone (:meth:`CompactedView.add_records`)."""
     timestamps = _int64_rows(rb.column("timestamp"), rows, 0) // 1000  # microseconds
     offsets = _int64_rows(rb.column("offset"), rows, 0)
     if controls.any():
@@ -204,7 +209,6 @@ def _apply_others(
             chunk.unknown += 1
         if rec.newer_than_spec:
             chunk.newer_records += 1
-    transactional = flags_at(rb.column("isTransactional"), rows)
     producer_ids: list[Any] = [-1]
     starts = [0]
     if transactional.any() or controls.any():
@@ -258,9 +262,11 @@ def _idle_markers(
     kinds: npt.NDArray[np.uint8],
     rows: npt.NDArray[np.intp],
     controls: npt.NDArray[np.bool_],
+    transactional: npt.NDArray[np.bool_],
     view: CompactedView,
 ) -> npt.NDArray[np.bool_]:
-    """Which of ``rows`` are end-transaction markers the view does nothing with: their producer
+    """Which of ``rows`` (``controls``, ``transactional``: which are control records, of
+    transactional batches) are end-transaction markers the view does nothing with: their producer
     has no record waiting in the view (offset commits wait in the engine) nor among ``rows``,
     and they decode without an error (a key version and a value version of 0 or more, a value
     of 6 bytes or more, as :func:`codegen.dumps.decoded.control_record` reads them). A
@@ -270,7 +276,6 @@ def _idle_markers(
     if not marker.any():
         return marker
     producers = _int64_rows(rb.column("producerId"), rows, -1)
-    transactional = flags_at(rb.column("isTransactional"), rows)
     waiting = set(view.pending)
     waiting.update(producers[transactional & ~controls].tolist())
     if waiting:
