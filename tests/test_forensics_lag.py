@@ -1552,6 +1552,40 @@ def test_groups_come_a_partition_at_a_time(tmp_path: Path, monkeypatch: pytest.M
     assert [g.group for g in merged] == sorted(g for names in seen for g in names)
 
 
+def test_a_partition_s_groups_are_freed_before_the_next_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the caller drops a chunk, nothing of it is left when the next __consumer_offsets
+    partition is read (its commits' columns freed: the memory reused by the next one's), by
+    lag_chunks and by the lag command's loop."""
+    dump = write_golden_dump(tmp_path / "dump")
+    held: list[weakref.ref[Any]] = []
+    alive_at_read: list[int] = []
+    original = lag_module._read_commits
+    made = lag_module._partition_groups
+
+    def reading(files: list[Path], *args: Any) -> Any:
+        alive_at_read.append(sum(r() is not None for r in held))
+        return original(files, *args)
+
+    def groups(*args: Any) -> list[GroupLag]:
+        chunk = made(*args)
+        held.extend(weakref.ref(p.columns.offset) for g in chunk for p in g.partitions)
+        return chunk
+
+    monkeypatch.setattr(lag_module, "_read_commits", reading)
+    monkeypatch.setattr(lag_module, "_partition_groups", groups)
+    for chunk in lag_module.lag_chunks(dump, window=3):
+        assert chunk
+        del chunk
+    assert len(alive_at_read) == 4 and held
+    assert alive_at_read == [0, 0, 0, 0]
+    alive_at_read.clear()
+    result = CliRunner().invoke(lag_command, [str(dump), "--format", "jsonl"])
+    assert result.exit_code == 0, result.output
+    assert alive_at_read == [0, 0, 0, 0]
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_lags_now_are_each_key_s_exact_difference(seed: int) -> None:
     """Each key's lag now (log end now minus its newest committed offset, never below 0, none

@@ -739,25 +739,14 @@ def _chunks(
                 now = max(now, _newest_read(files, newest))
                 shares = _share_lags(states, group, ends, now)
                 read_gives_now = False
-            chunk: list[GroupLag] = []
-            if kc.keys:
-                columns = _key_columns(kc)
-                # each data partition's log end found once, then given to its keys by number
-                data, numbers = _data_partitions(columns[1], columns[2])
-                distinct, in_distinct = _numbered([ends.of(*k) for k in data])
-                reports, ranks = _partition_lags(
-                    kc,
-                    columns,
-                    distinct,
-                    np.append(in_distinct, -1).take(numbers),
-                    now,
-                    window,
-                    min_commits,
-                    steps,
-                )
-                chunk = _group_lags(reports, ranks, columns[0], now, shares)
+            chunk = _partition_groups(kc, ends, now, window, min_commits, steps, shares)
+            del kc
         found = found or bool(chunk)
         yield chunk
+        # dropped before the next partition is read (the caller drops its own): their memory
+        # is then reused by the next one's, not fresh (lag at 16 M records: peak 271 -> 234
+        # MB, page faults 68.8 k -> 66 k)
+        del chunk
     rest = [GroupLag(g, None, [], now, shares[g]) for g in sorted(shares)]
     if group is not None and not found and not rest:
         label = '"" (empty group id)' if group == "" else repr(group)
@@ -766,6 +755,36 @@ def _chunks(
         )
     if rest:
         yield rest
+
+
+def _partition_groups(
+    kc: KeyedCommits,
+    ends: LogEnds,
+    now: int,
+    window: int,
+    min_commits: int,
+    steps: LogEndIndex,
+    shares: dict[str, list[SharePartitionLag]],
+) -> list[GroupLag]:
+    """The groups of one ``__consumer_offsets`` partition's keys (``kc``) at ``now`` (a chunk
+    of :func:`_chunks`)."""
+    if not kc.keys:
+        return []
+    columns = _key_columns(kc)
+    # each data partition's log end found once, then given to its keys by number
+    data, numbers = _data_partitions(columns[1], columns[2])
+    distinct, in_distinct = _numbered([ends.of(*k) for k in data])
+    reports, ranks = _partition_lags(
+        kc,
+        columns,
+        distinct,
+        np.append(in_distinct, -1).take(numbers),
+        now,
+        window,
+        min_commits,
+        steps,
+    )
+    return _group_lags(reports, ranks, columns[0], now, shares)
 
 
 def _newest_read(files: Sequence[StoragePath], newest: Sequence[int | None]) -> int:

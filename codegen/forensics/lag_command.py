@@ -142,6 +142,7 @@ def lag_command(
                 out.write_printed(partial(write_group_lines, chunk))
             elif chunk:
                 out.write_lines([render_lag_table(chunk).encode()])
+            del chunk  # freed before the next partition is read (lag_chunks)
         if not out.lines:
             out.write_lines([b"" if fmt == "jsonl" else no_groups(paths).encode()])
     finally:  # an --output file written so far is closed on an error too
