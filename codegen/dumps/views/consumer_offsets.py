@@ -248,10 +248,10 @@ def _decoded_rows(
     return decoder.decode_slices(
         key_data,
         np.ascontiguousarray(key_starts, np.int64),
-        np.where(key_valid, key_sizes, -1).astype(np.int64),
+        np.where(key_valid, key_sizes, -1).astype(np.int64, copy=False),
         value_data,
         np.ascontiguousarray(value_starts, np.int64),
-        np.where(value_valid, value_sizes, -1).astype(np.int64),
+        np.where(value_valid, value_sizes, -1).astype(np.int64, copy=False),
         np.ascontiguousarray(offsets),
         np.ascontiguousarray(timestamps, np.int64),
     )
@@ -321,9 +321,10 @@ def _binary_rows(
         return rows.starts[at], rows.ends[at] - rows.starts[at], rows.valid[at], rows.data
     ends = np.frombuffer(offsets, np.int32, len(column) + 1, column.offset * 4)
     starts = ends[at].astype(np.int64)
-    valid = np.ones(len(at), np.bool_)
     if column.null_count:
         valid = bits_at(validity, column.offset, at).view(np.bool_)
+    else:
+        valid = np.ones(len(at), np.bool_)
     payload = np.zeros(0, np.uint8) if data is None else np.frombuffer(data, np.uint8)
     return starts, ends[at + 1] - starts, valid, payload
 
