@@ -275,10 +275,11 @@ def _idle_markers(
     marker: npt.NDArray[np.bool_] = (kind == ABORT_MARKER) | (kind == COMMIT_MARKER)
     if not marker.any():
         return marker
-    producers = _int64_rows(rb.column("producerId"), rows, -1)
-    waiting = set(view.pending)
-    waiting.update(producers[transactional & ~controls].tolist())
-    if waiting:
+    pending_data = transactional & ~controls
+    if view.pending or pending_data.any():  # else no producer waits: the ids are not read
+        producers = _int64_rows(rb.column("producerId"), rows, -1)
+        waiting = set(view.pending)
+        waiting.update(producers[pending_data].tolist())
         marker &= ~np.isin(producers, list(waiting))
     at = rows[marker]
     key_starts, _, _, key_data = _binary_rows(rb.column("key"), at)
