@@ -13,7 +13,7 @@ every other command's.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -157,15 +157,30 @@ def apply_chunk(
     # Everything else (few records), and the offset commits that did not decode (counted,
     # nothing to apply), in file order.
     others = np.nonzero(left if readable is None else readable & left)[0]
+    if not len(others):
+        return chunk
     controls = flags_at(rb.column("isControl"), others)
     transactional = flags_at(rb.column("isTransactional"), others)
-    if kinds is not None and len(others):
-        busy = ~_idle_markers(rb, kinds, others, controls, transactional, view)
+    # read once for the marker test and the decode
+    keys, values = _binary_rows(rb.column("key"), others), _binary_rows(rb.column("value"), others)
+    if kinds is not None:
+        busy = ~_idle_markers(rb, kinds, others, controls, transactional, keys, values, view)
         others, controls, transactional = others[busy], controls[busy], transactional[busy]
+        keys, values = _slices_at(keys, busy), _slices_at(values, busy)
     if len(others):
         undecoded = np.zeros(len(others), np.bool_) if failed is None else failed[others]
         _apply_others(
-            rb, others, undecoded, controls, transactional, positions, view, decoder, chunk
+            rb,
+            others,
+            keys,
+            values,
+            undecoded,
+            controls,
+            transactional,
+            positions,
+            view,
+            decoder,
+            chunk,
         )
     return chunk
 
@@ -173,6 +188,8 @@ def apply_chunk(
 def _apply_others(
     rb: pa.RecordBatch,
     rows: npt.NDArray[np.intp],
+    keys: _Slices,
+    values: _Slices,
     failed: npt.NDArray[np.bool_],
     controls: npt.NDArray[np.bool_],
     transactional: npt.NDArray[np.bool_],
@@ -181,27 +198,36 @@ def _apply_others(
     decoder: CoordinatorDecoder,
     chunk: FileChunk,
 ) -> None:
-    """Decode ``rows`` of ``rb`` (data records in one call of the decoder, control records as
-    :func:`codegen.dumps.decoded.control_record` reads them), count their errors, unknown and
-    newer records in ``chunk``, and feed ``view`` those not ``failed`` (``controls``,
-    ``transactional``: which are control records, of transactional batches), in runs of rows
-    with the same producer id and flags: what the view does with a record depends on those
+    """Decode ``rows`` of ``rb`` (``keys``, ``values``: their slices; data records in one call of
+    the decoder, control records as :func:`codegen.dumps.decoded.control_record` reads them), count
+    their errors, unknown and newer records in ``chunk``, and feed ``view`` those not ``failed``
+    (``controls``, ``transactional``: which are control records, of transactional batches), in runs
+    of rows with the same producer id and flags: what the view does with a record depends on those
     alone (:meth:`CompactedView.add_records`)."""
     timestamps = _int64_rows(rb.column("timestamp"), rows, 0) // 1000  # microseconds
     offsets = _int64_rows(rb.column("offset"), rows, 0)
     if controls.any():
         records: list[DecodedRecord] = []
         data = ~controls
-        decoded = iter(_decoded_rows(rb, rows[data], offsets[data], timestamps[data], decoder))
-        keys, values = rb.column("key"), rb.column("value")
+        decoded = iter(
+            _decoded_rows(
+                _slices_at(keys, data),
+                _slices_at(values, data),
+                offsets[data],
+                timestamps[data],
+                decoder,
+            )
+        )
+        key_column, value_column = rb.column("key"), rb.column("value")
         for i, row in enumerate(rows.tolist()):
             if data[i]:
                 records.append(next(decoded))
             else:
-                raw = (int(offsets[i]), int(timestamps[i]), keys[row].as_py(), values[row].as_py())
+                key, value = key_column[row].as_py(), value_column[row].as_py()
+                raw = (int(offsets[i]), int(timestamps[i]), key, value)
                 records.append(control_record(raw))
     else:
-        records = _decoded_rows(rb, rows, offsets, timestamps, decoder)
+        records = _decoded_rows(keys, values, offsets, timestamps, decoder)
     for i, rec in enumerate(records):
         if rec.kind == ERROR:
             chunk.errors.append((int(positions[rows[i]]), rec))
@@ -235,16 +261,16 @@ def _apply_others(
 
 
 def _decoded_rows(
-    rb: pa.RecordBatch,
-    rows: npt.NDArray[np.intp],
+    keys: _Slices,
+    values: _Slices,
     offsets: npt.NDArray[np.int64],
     timestamps: npt.NDArray[np.int64],
     decoder: CoordinatorDecoder,
 ) -> list[DecodedRecord]:
-    """The data records at ``rows`` of ``rb`` (with their ``offsets`` and ``timestamps`` in
-    milliseconds), decoded where they lie in the key and value columns' data."""
-    key_starts, key_sizes, key_valid, key_data = _binary_rows(rb.column("key"), rows)
-    value_starts, value_sizes, value_valid, value_data = _binary_rows(rb.column("value"), rows)
+    """The data records whose ``keys`` and ``values`` are these slices of the columns' data
+    (with their ``offsets`` and ``timestamps`` in milliseconds), decoded where they lie."""
+    key_starts, key_sizes, key_valid, key_data = keys
+    value_starts, value_sizes, value_valid, value_data = values
     return decoder.decode_slices(
         key_data,
         np.ascontiguousarray(key_starts, np.int64),
@@ -263,14 +289,16 @@ def _idle_markers(
     rows: npt.NDArray[np.intp],
     controls: npt.NDArray[np.bool_],
     transactional: npt.NDArray[np.bool_],
+    keys: _Slices,
+    values: _Slices,
     view: CompactedView,
 ) -> npt.NDArray[np.bool_]:
     """Which of ``rows`` (``controls``, ``transactional``: which are control records, of
-    transactional batches) are end-transaction markers the view does nothing with: their producer
-    has no record waiting in the view (offset commits wait in the engine) nor among ``rows``,
-    and they decode without an error (a key version and a value version of 0 or more, a value
-    of 6 bytes or more, as :func:`codegen.dumps.decoded.control_record` reads them). A
-    transactional batch of offset commits ends with one: most of the rows left."""
+    transactional batches; ``keys``, ``values``: their slices) are end-transaction markers the view
+    does nothing with: their producer has no record waiting in the view (offset commits wait in the
+    engine) nor among ``rows``, and they decode without an error (a key version and a value version
+    of 0 or more, a value of 6 bytes or more, as :func:`codegen.dumps.decoded.control_record` reads
+    them). A transactional batch of offset commits ends with one: most of the rows left."""
     kind = kinds[rows]
     marker: npt.NDArray[np.bool_] = (kind == ABORT_MARKER) | (kind == COMMIT_MARKER)
     if not marker.any():
@@ -281,12 +309,11 @@ def _idle_markers(
         waiting = set(view.pending)
         waiting.update(producers[pending_data].tolist())
         marker &= ~np.isin(producers, list(waiting))
-    at = rows[marker]
-    key_starts, _, _, key_data = _binary_rows(rb.column("key"), at)
-    key_version = key_data[key_starts]  # kinds 5 and 6 have keys of 4 bytes or more
-    value_starts, value_sizes, valid, value_data = _binary_rows(rb.column("value"), at)
+    key_starts, _, _, key_data = keys
+    key_version = key_data[key_starts[marker]]  # kinds 5 and 6 have keys of 4 bytes or more
+    value_starts, value_sizes, valid, value_data = _slices_at(values, marker)
     sized = valid & (value_sizes >= 6)
-    value_version = np.zeros(len(at), np.uint8)
+    value_version = np.zeros(len(value_starts), np.uint8)
     value_version[sized] = value_data[value_starts[sized]]
     marker[marker] = (key_version < 0x80) & sized & (value_version < 0x80)
     return marker
@@ -307,11 +334,20 @@ def _int64_rows(
     return np.asarray(column.fill_null(null).to_numpy(), np.int64)[at]
 
 
-def _binary_rows(
-    column: pa.Array | pa.ChunkedArray, at: npt.NDArray[np.intp]
-) -> tuple[
+_Slices: TypeAlias = tuple[
     npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.bool_], npt.NDArray[np.uint8]
-]:
+]
+"""Rows of a binary column: where they start in its data, their sizes, whether they are set,
+and the data."""
+
+
+def _slices_at(slices: _Slices, at: npt.NDArray[np.bool_]) -> _Slices:
+    """The rows ``at`` of ``slices``."""
+    starts, sizes, valid, data = slices
+    return starts[at], sizes[at], valid[at], data
+
+
+def _binary_rows(column: pa.Array | pa.ChunkedArray, at: npt.NDArray[np.intp]) -> _Slices:
     """Where rows ``at`` of a binary column start in its data, their sizes, whether they are
     set, and the data: read at those rows only (the engine's columns are one binary array)."""
     offsets = None
