@@ -168,7 +168,7 @@ def apply_chunk(
         others, controls, transactional = others[busy], controls[busy], transactional[busy]
         keys, values = _slices_at(keys, busy), _slices_at(values, busy)
     if len(others):
-        undecoded = np.zeros(len(others), np.bool_) if failed is None else failed[others]
+        undecoded = None if failed is None else failed[others]
         _apply_others(
             rb,
             others,
@@ -190,7 +190,7 @@ def _apply_others(
     rows: npt.NDArray[np.intp],
     keys: _Slices,
     values: _Slices,
-    failed: npt.NDArray[np.bool_],
+    failed: npt.NDArray[np.bool_] | None,
     controls: npt.NDArray[np.bool_],
     transactional: npt.NDArray[np.bool_],
     positions: npt.NDArray[np.int64],
@@ -201,12 +201,13 @@ def _apply_others(
     """Decode ``rows`` of ``rb`` (``keys``, ``values``: their slices; data records in one call of
     the decoder, control records as :func:`codegen.dumps.decoded.control_record` reads them), count
     their errors, unknown and newer records in ``chunk``, and feed ``view`` those not ``failed``
-    (``controls``, ``transactional``: which are control records, of transactional batches), in runs
-    of rows with the same producer id and flags: what the view does with a record depends on those
-    alone (:meth:`CompactedView.add_records`)."""
+    (None: every one; ``controls``, ``transactional``: which are control records, of transactional
+    batches), in runs of rows with the same producer id and flags: what the view does with a record
+    depends on those alone (:meth:`CompactedView.add_records`)."""
     timestamps = _int64_rows(rb.column("timestamp"), rows, 0) // 1000  # microseconds
     offsets = _int64_rows(rb.column("offset"), rows, 0)
-    if controls.any():
+    any_control = bool(controls.any())
+    if any_control:
         records: list[DecodedRecord] = []
         data = ~controls
         decoded = iter(
@@ -237,7 +238,7 @@ def _apply_others(
             chunk.newer_records += 1
     producer_ids: list[Any] = [-1]
     starts = [0]
-    if transactional.any() or controls.any():
+    if any_control or transactional.any():
         producers = rb.column("producerId").take(arrow_array(rows))
         producer_ids = producers.to_pylist()
         # Where the producer id (or whether it is null) or a flag changes: the runs' starts.
@@ -249,7 +250,7 @@ def _apply_others(
             change[1:] |= column[1:] != column[:-1]
         starts = np.nonzero(change)[0].tolist()
     # else one run: the view reads no producer id of a plain batch's records
-    kept = None if not failed.any() else (~failed).tolist()
+    kept = None if failed is None or not failed.any() else (~failed).tolist()
     for start, stop in zip(starts, [*starts[1:], len(rows)], strict=True):
         run = records[start:stop]
         if kept is not None:
