@@ -18,7 +18,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codegen.dumps.views import effects
-from codegen.dumps.views.commit_rows import _either, commit_numbers, commit_rows, offset_commits
+from codegen.dumps.views.commit_rows import (
+    DELETION_SCHEMA,
+    OFFSET_SCHEMA,
+    _either,
+    commit_numbers,
+    commit_rows,
+    offset_commits,
+)
 from codegen.dumps.views.commits import decode_commits
 from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compaction import end_markers, flags
@@ -1259,3 +1266,73 @@ def test_one_flag_among_plain_rows_is_kept(flag: str, row: int) -> None:
         expected[row] = 0
     assert effects.row_flags(table).tolist() == expected
     assert effects._row_flags(table).tolist() == expected
+
+
+def _record_effects(decoded: list[pa.Table]) -> effects.RecordEffects:
+    out = effects.RecordEffects()
+    for table in decoded:
+        out.add(table)
+    return out
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    steps=logs,
+    batch_rows=st.sampled_from([1, 16, 1000]),
+    held=st.sampled_from([1, 1 << 16]),
+    engine_decodes=st.booleans(),
+)
+def test_offsets_and_deletions_are_the_commit_rows_columns(
+    tmp_path: Path, steps: list[tuple[Any, ...]], batch_rows: int, held: int, engine_decodes: bool
+) -> None:  # fmt: skip
+    """RecordEffects.offsets() and deletions(), read from the decoded keys and values (or, where
+    the engine does not decode them, from the commit rows), are the columns of live() and
+    deleted(), the commit rows; with tombstones taken during the adds (``held``) or at the end."""
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    write_log(path, steps)
+    decoded = _decoded(path, batch_rows)
+    no_decode = mock.patch.object(effects, "native_commit_columns", lambda *_: None)
+    with mock.patch.object(effects, "DELETED_HELD", held):
+        reference = _record_effects(decoded)
+        want = (
+            reference.live().select(OFFSET_SCHEMA.names),
+            reference.deleted().select(DELETION_SCHEMA.names),
+        )
+        lean = _record_effects(decoded)
+        if engine_decodes:
+            got = (lean.offsets(), lean.deletions())
+        else:
+            with no_decode:
+                got = (lean.offsets(), lean.deletions())
+    assert got[0].schema == OFFSET_SCHEMA and got[0].equals(want[0])
+    assert got[1].schema == DELETION_SCHEMA and got[1].equals(want[1])
+
+
+def test_offsets_and_deletions_of_microsecond_timestamps(tmp_path: Path) -> None:
+    """A tombstone's timestamp in epoch ms where the rows' are microseconds (kafka-log's), with
+    legacy and current commits, as the commit rows give them."""
+    steps: list[tuple[Any, ...]] = [
+        ("commit", 0, False, 1, 10, None, False),
+        ("commit", 1, True, 3, 11, None, False),
+        ("commit", 2, False, 3, 12, None, False),
+        ("commit", 0, False, 1, 13, None, True),
+        ("commit", 1, False, 3, 14, None, True),
+    ]
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    write_log(path, steps)
+    decoded = []
+    for table in _decoded(path, 1000):
+        i = table.schema.get_field_index("timestamp")
+        times = pa.array(
+            [t * 1000 + 999 for t in table.column(i).cast(pa.int64()).to_pylist()],
+            pa.timestamp("us"),
+        )
+        decoded.append(table.set_column(i, "timestamp", times))
+    reference, lean = _record_effects(decoded), _record_effects(decoded)
+    deleted = reference.deleted().select(DELETION_SCHEMA.names)
+    assert deleted.num_rows == 2
+    assert lean.deletions().equals(deleted)
+    assert lean.offsets().equals(reference.live().select(OFFSET_SCHEMA.names))
+    assert lean.offsets().num_rows == 1

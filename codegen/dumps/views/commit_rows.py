@@ -40,6 +40,7 @@ __all__ = [
     "COMMIT_KEY",
     "COMMIT_NAMES",
     "COMMIT_ROW_SCHEMA",
+    "DELETION_SCHEMA",
     "LOG_COMMIT_KEY",
     "OFFSET_SCHEMA",
     "commit_keys",
@@ -47,7 +48,9 @@ __all__ = [
     "commit_rows",
     "commit_rows_by_log",
     "commit_rows_left",
+    "deletion_columns",
     "either_int64",
+    "offset_columns",
     "offset_commits",
     "single_array",
 ]
@@ -80,6 +83,17 @@ OFFSET_SCHEMA: Final = pa.schema(
 )
 """The committed offsets: one row per live (group, topic, partition), sorted by it;
 ``recordOffset`` is the log offset of the commit."""
+
+DELETION_SCHEMA: Final = pa.schema(
+    [
+        pa.field("group", pa.string()),
+        pa.field("topic", pa.string()),
+        pa.field("partition", pa.int32()),
+        pa.field("recordOffset", pa.int64()),
+        pa.field("timestamp", pa.int64()),
+    ]
+)
+"""The tombstones that deleted a live committed offset, in the order they took effect."""
 
 COMMIT_ROW_SCHEMA: Final = pa.schema(
     [
@@ -282,6 +296,52 @@ def commit_rows(decoded: pa.Table | pa.RecordBatch) -> pa.Table:
     out = pa.table(columns, schema=COMMIT_ROW_SCHEMA)
     keep = commit | marker
     return out if keep.all() else out.filter(pa.array(keep))
+
+
+def offset_columns(
+    decoded_key: pa.StructArray, decoded_value: pa.StructArray, record_offset: pa.Array
+) -> pa.Table:
+    """``commit_rows(...).select(OFFSET_SCHEMA.names)`` of rows that are all offset commits with
+    a value that decoded (the engine's live rows): the columns read from the decoded key and
+    value alone."""
+    return pa.table(
+        {
+            "group": _either(decoded_key, _KEY_MEMBERS, "group", pa.string()),
+            "topic": _either(decoded_key, _KEY_MEMBERS, "topic", pa.string()),
+            "partition": _either(decoded_key, _KEY_MEMBERS, "partition", pa.int32()),
+            "offset": _either(decoded_value, _VALUE_MEMBERS, "offset", pa.int64()),
+            "leaderEpoch": _either(
+                decoded_value, _VALUE_MEMBERS, "leaderEpoch", pa.int32()
+            ).fill_null(pa.scalar(-1, pa.int32())),
+            "metadata": _either(decoded_value, _VALUE_MEMBERS, "metadata", pa.string()),
+            "commitTimestamp": _either(
+                decoded_value, _VALUE_MEMBERS, "commitTimestamp", pa.int64()
+            ),
+            "expireTimestamp": _either(
+                decoded_value, _VALUE_MEMBERS, "expireTimestamp", pa.int64()
+            ).fill_null(pa.scalar(-1, pa.int64())),
+            "recordOffset": record_offset,
+        },
+        schema=OFFSET_SCHEMA,
+    )
+
+
+def deletion_columns(
+    decoded_key: pa.StructArray, record_offset: pa.Array, timestamp: pa.Array
+) -> pa.Table:
+    """The group, topic, partition, record offset and timestamp (epoch ms) of rows that are all
+    offset-commit tombstones that decoded (the engine's deleted rows), as :func:`commit_rows`
+    gives them."""
+    return pa.table(
+        {
+            "group": _either(decoded_key, _KEY_MEMBERS, "group", pa.string()),
+            "topic": _either(decoded_key, _KEY_MEMBERS, "topic", pa.string()),
+            "partition": _either(decoded_key, _KEY_MEMBERS, "partition", pa.int32()),
+            "recordOffset": record_offset,
+            "timestamp": millis(timestamp),
+        },
+        schema=DELETION_SCHEMA,
+    )
 
 
 def commit_rows_left(

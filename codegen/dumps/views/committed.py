@@ -60,10 +60,10 @@ class CommittedOffsets:
         """The current log partition is complete."""
         if self._effects is not None:
             effects, self._effects = self._effects, None
-            self._done.append(offsets_of(effects.live()))
-            deleted = effects.deleted()
+            self._done.append(offsets_of(effects.offsets()))
+            deleted = effects.deletions()
             if deleted.num_rows:
-                self._deleted.append(deleted.select(DELETION_SCHEMA.names))
+                self._deleted.append(deleted)
         rows = self._rows.take()
         if rows is not None:
             ordered = in_effect(rows)  # once for both

@@ -35,11 +35,16 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from codegen.columnar.package import SHIPPED
+from codegen.dumps.views.commit_columns import native_commit_columns
 from codegen.dumps.views.commit_rows import (
     COMMIT_ROW_SCHEMA,
+    DELETION_SCHEMA,
+    OFFSET_SCHEMA,
     commit_keys,
     commit_numbers,
     commit_rows,
+    deletion_columns,
+    offset_columns,
     single_array,
 )
 from codegen.dumps.views.commits import decode_commits
@@ -230,7 +235,7 @@ class RecordEffects:
         self._effects = _engine_type()()
         self._package = package
         self._timestamp_type: pa.DataType = pa.int64()
-        self._deleted: list[pa.Table] = []
+        self._deleted: list[tuple[bytes, ...]] = []  # the engine's, decoded when read
 
     def add(self, decoded: pa.Table) -> npt.NDArray[np.uint8]:
         """Add the rows; their kinds (:data:`PLAIN_COMMIT`, ...)."""
@@ -239,20 +244,14 @@ class RecordEffects:
         self._timestamp_type = decoded.column("timestamp").type
         kinds = _add_records(self._effects, decoded)
         if self._effects.deleted_count >= DELETED_HELD:
-            self._take_deleted()
+            self._deleted.append(self._effects.take_deleted())
         return kinds
 
-    def _take_deleted(self) -> None:
-        deleted = self._commit_rows(self._effects.take_deleted(), tombstones=True)
-        if deleted.num_rows:
-            self._deleted.append(deleted)
-
-    def _commit_rows(self, out: tuple[bytes, ...], tombstones: bool) -> pa.Table:
-        """The engine's rows (live() or take_deleted()) decoded again, as commit rows."""
+    def _engine_rows(self, out: tuple[bytes, ...], tombstones: bool) -> pa.Table:
+        """The engine's rows (live() or take_deleted()) as the ``__consumer_offsets`` rows
+        they were."""
         rows, times, key_offsets, key_data, value_offsets, value_data = out
         n = len(rows) // 8
-        if not n:
-            return COMMIT_ROW_SCHEMA.empty_table()
         key = pa.Array.from_buffers(
             pa.binary(), n, [None, pa.py_buffer(key_offsets), pa.py_buffer(key_data)]
         )
@@ -262,7 +261,7 @@ class RecordEffects:
             value = pa.Array.from_buffers(
                 pa.binary(), n, [None, pa.py_buffer(value_offsets), pa.py_buffer(value_data)]
             )
-        table = pa.table(
+        return pa.table(
             {
                 "offset": arrow_array(np.frombuffer(rows, np.int64)),
                 "timestamp": arrow_array(np.frombuffer(times, np.int64)).cast(self._timestamp_type),
@@ -273,19 +272,66 @@ class RecordEffects:
                 "isControl": arrow_array(np.zeros(n, np.bool_)),
             }
         )
-        decoded, _ = decode_commits(table, self._package)
+
+    def _commit_rows(self, out: tuple[bytes, ...], tombstones: bool) -> pa.Table:
+        """The engine's rows decoded again, as commit rows: the reference of :meth:`offsets`
+        and :meth:`deletions`."""
+        if not len(out[0]):
+            return COMMIT_ROW_SCHEMA.empty_table()
+        decoded, _ = decode_commits(self._engine_rows(out, tombstones), self._package)
         return commit_rows(decoded)
+
+    def _decoded(self, out: tuple[bytes, ...], tombstones: bool) -> tuple[pa.Table, Any]:
+        """The engine's rows and their decoded key and value, where the engine decodes them
+        all (else None: read them as :meth:`_commit_rows`)."""
+        rows = self._engine_rows(out, tombstones)
+        if not rows.num_rows:
+            return rows, None
+        decoded = native_commit_columns(
+            rows.column("key"), rows.column("value"), rows.column("isControl"), self._package
+        )
+        if decoded is None or decoded.errors:
+            return rows, None
+        return rows, decoded.columns
 
     def deleted(self) -> pa.Table:
         """The commit rows of the tombstones that deleted a committed offset, in the order
         they took effect."""
-        self._take_deleted()
-        tables = [t for t in self._deleted if t.num_rows]
+        tables = [self._commit_rows(out, True) for out in self._taken_deleted()]
+        tables = [t for t in tables if t.num_rows]
         return pa.concat_tables(tables) if tables else COMMIT_ROW_SCHEMA.empty_table()
+
+    def deletions(self) -> pa.Table:
+        """``deleted().select(DELETION_SCHEMA.names)``, read from the tombstones' keys alone."""
+        tables = []
+        for out in self._taken_deleted():
+            rows, columns = self._decoded(out, tombstones=True)
+            if columns is None:
+                table = self._commit_rows(out, True).select(DELETION_SCHEMA.names)
+            else:
+                table = deletion_columns(
+                    columns["decodedKey"], rows.column("offset"), rows.column("timestamp")
+                )
+            if table.num_rows:
+                tables.append(table)
+        return pa.concat_tables(tables) if tables else DELETION_SCHEMA.empty_table()
+
+    def _taken_deleted(self) -> list[tuple[bytes, ...]]:
+        self._deleted.append(self._effects.take_deleted())
+        return self._deleted
 
     def live(self) -> pa.Table:
         """The commit rows of the keys' committed offsets, by record offset."""
         return self._commit_rows(self._effects.live(), tombstones=False)
+
+    def offsets(self) -> pa.Table:
+        """``live().select(OFFSET_SCHEMA.names)``, read from the decoded keys and values alone
+        (no commit rows made)."""
+        out = self._effects.live()
+        rows, columns = self._decoded(out, tombstones=False)
+        if columns is None:
+            return self._commit_rows(out, False).select(OFFSET_SCHEMA.names)
+        return offset_columns(columns["decodedKey"], columns["decodedValue"], rows.column("offset"))
 
 
 def _add_records(

@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 
 from codegen.dumps.views.commit_rows import (
     COMMIT_KEY,
+    DELETION_SCHEMA,
     OFFSET_SCHEMA,
     ascending,
     commit_rows,
@@ -52,17 +53,6 @@ __all__ = [
     "merge_partitions",
     "offsets_of",
 ]
-
-DELETION_SCHEMA: Final = pa.schema(
-    [
-        pa.field("group", pa.string()),
-        pa.field("topic", pa.string()),
-        pa.field("partition", pa.int32()),
-        pa.field("recordOffset", pa.int64()),
-        pa.field("timestamp", pa.int64()),
-    ]
-)
-"""The tombstones that deleted a live committed offset, in the order they took effect."""
 
 
 def _in_log_order(rows: pa.Table) -> pa.Table:
