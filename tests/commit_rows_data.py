@@ -9,7 +9,7 @@ import uuid
 
 import pyarrow as pa
 
-from codegen.dumps.views.commit_columns import native_commit_columns
+from codegen.dumps.views.commit_columns import native_commit_columns, native_commit_flags
 from codegen.dumps.views.commits import decode_commits_reference
 from generated.group_metadata_key import GroupMetadataKey
 from generated.legacy_offset_commit_key import LegacyOffsetCommitKey
@@ -107,3 +107,11 @@ def assert_same_as_reference(
         assert got.type == expected.type, name
         assert got.to_pylist() == expected.to_pylist(), name
         assert got.equals(expected), name
+    # the flags alone (what the engine's pass reads): the same flags and refused rows
+    flags = native_commit_flags(key, value, control, "generated")
+    assert flags is not None
+    assert flags.errors == reference.errors
+    assert list(flags.columns) == ["isTombstone", "isNewerVersion"]
+    for name, got in flags.columns.items():
+        got.validate(full=True)
+        assert got.equals(reference.columns[name]), name

@@ -10,6 +10,7 @@ import struct
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 import pyarrow as pa
 import pytest
@@ -22,8 +23,14 @@ from commit_rows_data import (
     seeds,
 )
 
+from codegen.columnar.schema import DECODE_ERROR
+from codegen.dumps.views import commits
 from codegen.dumps.views.commit_columns import native_commit_columns
-from codegen.dumps.views.commits import decode_commits, decode_commits_reference
+from codegen.dumps.views.commits import (
+    decode_commit_flags,
+    decode_commits,
+    decode_commits_reference,
+)
 from codegen.runtime.backends import native_engine
 
 pytestmark = pytest.mark.skipif(
@@ -112,6 +119,27 @@ def test_decode_commits_names_each_refused_row() -> None:
     reasons = table.column("_decode_error").to_pylist()
     assert errors and {i: r for i, r in enumerate(reasons) if r is not None} == errors
     assert errors[rows.index((None, commit_value(3), False))] == "record has no key"
+
+
+def test_decode_commit_flags_is_decode_commits_flags() -> None:
+    """The flags alone (what the engine's pass reads of the rows): decode_commits' flag
+    columns, error texts and rows; decode_commits itself where the engine does not decode."""
+    key, value, control = arrays(seeds())
+    batch = pa.RecordBatch.from_arrays([key, value, control], ["key", "value", "isControl"])
+    full, errors = decode_commits(batch)
+    flags, flag_errors = decode_commit_flags(batch)
+    assert flag_errors == errors
+    assert flags.column_names == [
+        *batch.schema.names,
+        "isTombstone",
+        "isNewerVersion",
+        DECODE_ERROR,
+    ]
+    for name in flags.column_names:
+        assert flags.column(name).equals(full.column(name)), name
+    with mock.patch.object(commits, "native_commit_flags", lambda *_: None):
+        fallback, fallback_errors = decode_commit_flags(batch)
+    assert fallback.equals(full) and fallback_errors == errors
 
 
 def _generated(tmp_path: Path, package: str, nullable_metadata: bool) -> None:

@@ -185,8 +185,9 @@ enum {
 static PyObject *commit_columns(PyObject *self, PyObject *args) {
     Py_ssize_t n;
     PyObject *key_spec, *value_spec, *control_spec, *names;
-    if (!PyArg_ParseTuple(args, "nOOOO!:commit_columns", &n, &key_spec, &value_spec,
-                          &control_spec, &PyTuple_Type, &names))
+    int full = 1; /* 0: the flags alone (tombstone, newer, refused rows), other buffers empty */
+    if (!PyArg_ParseTuple(args, "nOOOO!|p:commit_columns", &n, &key_spec, &value_spec,
+                          &control_spec, &PyTuple_Type, &names, &full))
         return NULL;
     if (n < 0 || n > INT32_MAX) {
         PyErr_SetString(PyExc_ValueError, "commit_columns: bad row count");
@@ -266,7 +267,9 @@ static PyObject *commit_columns(PyObject *self, PyObject *args) {
     };
     for (int k = 0; k < CO_COUNT; k++) {
         /* bitmaps start clear; values of null slots are zero, as Arrow's builders leave them */
-        if (!(out[k] = commit_out(bitmap_of[k] ? bits : sizes[k], !written[k], &p[k]))) goto done;
+        Py_ssize_t size = bitmap_of[k] ? bits : sizes[k];
+        if (!full && k != CO_TOMBSTONE && k != CO_NEWER) size = 0;
+        if (!(out[k] = commit_out(size, !written[k], &p[k]))) goto done;
     }
     if (!(failed = PyList_New(0))) goto done;
     int16_t *rtype = (int16_t *)p[CO_TYPE], *version = (int16_t *)p[CO_VERSION];
@@ -286,10 +289,12 @@ static PyObject *commit_columns(PyObject *self, PyObject *args) {
                             "commit_columns: a row's offsets are outside its data buffer");
             goto done;
         }
-        name_off[i] = name_len;
-        group_off[i] = group_len;
-        topic_off[i] = topic_len;
-        meta_off[i] = meta_len;
+        if (full) {
+            name_off[i] = name_len;
+            group_off[i] = group_len;
+            topic_off[i] = topic_len;
+            meta_off[i] = meta_len;
+        }
         int is_control = has_control &&
                          (!has_control_valid || bit_at(&control_valid, control_offset + i)) &&
                          bit_at(&control_values, control_offset + i);
@@ -302,9 +307,11 @@ static PyObject *commit_columns(PyObject *self, PyObject *args) {
         Py_ssize_t klen = (Py_ssize_t)(ke - ks);
         if (klen < 2) goto refused;
         int t = (int16_t)load16(kd + ks);
-        rtype[i] = (int16_t)t;
-        BIT_SET(p[CO_TYPE_VALID], i);
-        if (t >= 0 && t < nnames && PyTuple_GET_ITEM(names, t) != Py_None) {
+        if (full) {
+            rtype[i] = (int16_t)t;
+            BIT_SET(p[CO_TYPE_VALID], i);
+        }
+        if (full && t >= 0 && t < nnames && PyTuple_GET_ITEM(names, t) != Py_None) {
             PyObject *name = PyTuple_GET_ITEM(names, t);
             memcpy(p[CO_NAME_DATA] + name_len, PyBytes_AS_STRING(name),
                    (size_t)PyBytes_GET_SIZE(name));
@@ -326,8 +333,10 @@ static PyObject *commit_columns(PyObject *self, PyObject *args) {
             Py_ssize_t vlen = (Py_ssize_t)(ve - vs);
             if (vlen < 2) goto refused;
             int v = (int16_t)load16(vd + vs);
-            version[i] = (int16_t)v;
-            BIT_SET(p[CO_VERSION_VALID], i);
+            if (full) {
+                version[i] = (int16_t)v;
+                BIT_SET(p[CO_VERSION_VALID], i);
+            }
             if (v < 0 || (t == 0 && v > 0)) goto refused; /* a version the value never had */
             if (v > COMMIT_NEWEST_VALUE) {
                 BIT_SET(p[CO_NEWER], i);
@@ -336,6 +345,7 @@ static PyObject *commit_columns(PyObject *self, PyObject *args) {
             vb = vd + vs + 2;
             if (commit_value(vb, vlen - 2, v, &cv) < 0) goto refused;
         }
+        if (!full) continue;
         /* accepted: the key's columns, and the value's */
         memcpy(p[CO_GROUP_DATA] + group_len, kb + gs, (size_t)gn);
         group_len += (int32_t)gn;
@@ -360,10 +370,12 @@ static PyObject *commit_columns(PyObject *self, PyObject *args) {
             Py_DECREF(row);
         }
     }
-    name_off[n] = name_len;
-    group_off[n] = group_len;
-    topic_off[n] = topic_len;
-    meta_off[n] = meta_len;
+    if (full) {
+        name_off[n] = name_len;
+        group_off[n] = group_len;
+        topic_off[n] = topic_len;
+        meta_off[n] = meta_len;
+    }
     if (_PyBytes_Resize(&out[CO_NAME_DATA], name_len) < 0 ||
         _PyBytes_Resize(&out[CO_GROUP_DATA], group_len) < 0 ||
         _PyBytes_Resize(&out[CO_TOPIC_DATA], topic_len) < 0 ||

@@ -10,7 +10,7 @@ engine reads.
 from __future__ import annotations
 
 from functools import cache
-from typing import Final
+from typing import Any, Final
 
 import pyarrow as pa
 
@@ -20,7 +20,7 @@ from codegen.columnar.topics import TOPICS, TopicDecoded, decode_topic_arrays, u
 from codegen.dumps.views.commit_rows import COMMIT_FIELDS, COMMIT_NAMES
 from codegen.runtime.backends import NATIVE, backend, native_engine
 
-__all__ = ["native_commit_columns"]
+__all__ = ["native_commit_columns", "native_commit_flags"]
 
 _FAMILY: Final = "consumer_offsets"
 
@@ -134,30 +134,11 @@ def native_commit_columns(
     """The commit columns of one batch of ``__consumer_offsets`` rows, as
     ``decode_topic_arrays(..., names=COMMIT_NAMES, fields=COMMIT_FIELDS)`` gives them, decoded
     by the engine; None where it cannot (the pure backend, other commit specs)."""
-    engine = native_engine()
-    if (
-        engine is None
-        or not hasattr(engine, "commit_columns")
-        or backend() != NATIVE
-        or not _engine_reads(package)
-    ):
+    called = _engine_commit_columns(key, value, control, package, full=True)
+    if called is None:
         return None
-    keys, values, controls = _single(key), _single(value), _single(control)
+    out, keys, values, controls = called
     n = len(keys)
-    control_spec = None  # no control record (a null isControl is not one)
-    if (
-        not pa.types.is_null(controls.type)
-        and controls.null_count != n
-        and controls.buffers()[1] is not None
-    ):
-        control_spec = (
-            controls.offset,
-            controls.buffers()[0] if controls.null_count else None,
-            controls.buffers()[1],
-        )
-    out = engine.commit_columns(
-        n, _binary(keys), _binary(values), control_spec, _record_names(package)
-    )
     (type_valid, rtype, name_valid, name_offsets, name_data) = out[0:5]
     (key_valid, key0, key1, group_offsets, group_data, topic_offsets, topic_data) = out[5:12]
     (partition, value_valid, value0, value1, offset, epoch, meta_offsets, meta_data) = out[12:20]
@@ -209,6 +190,66 @@ def native_commit_columns(
     if failed:
         errors = _reasons(keys, values, controls, failed, package)
     return TopicDecoded(columns, errors)
+
+
+def native_commit_flags(
+    key: pa.Array | pa.ChunkedArray,
+    value: pa.Array | pa.ChunkedArray,
+    control: pa.Array | pa.ChunkedArray,
+    package: str,
+) -> TopicDecoded | None:
+    """``isTombstone`` and ``isNewerVersion`` of :func:`native_commit_columns`, and its errors,
+    alone: the engine reads and checks every commit as it does there, writing nothing else
+    (what the engine's pass over the rows reads of them; the other columns cost most of the
+    decode)."""
+    called = _engine_commit_columns(key, value, control, package, full=False)
+    if called is None:
+        return None
+    out, keys, values, controls = called
+    n = len(keys)
+    columns = {
+        "isTombstone": _array(pa.bool_(), n, None, out[24]),
+        "isNewerVersion": _array(pa.bool_(), n, None, out[25]),
+    }
+    failed = out[26]
+    errors = _reasons(keys, values, controls, failed, package) if failed else {}
+    return TopicDecoded(columns, errors)
+
+
+def _engine_commit_columns(
+    key: pa.Array | pa.ChunkedArray,
+    value: pa.Array | pa.ChunkedArray,
+    control: pa.Array | pa.ChunkedArray,
+    package: str,
+    full: bool,
+) -> tuple[tuple[Any, ...], pa.Array, pa.Array, pa.Array] | None:
+    """``commit_columns``' tuple (``full``: every column, else the flags alone) and the rows'
+    key, value and control arrays; None where the engine cannot decode them."""
+    engine = native_engine()
+    if (
+        engine is None
+        or not hasattr(engine, "commit_columns")
+        or backend() != NATIVE
+        or not _engine_reads(package)
+    ):
+        return None
+    keys, values, controls = _single(key), _single(value), _single(control)
+    n = len(keys)
+    control_spec = None  # no control record (a null isControl is not one)
+    if (
+        not pa.types.is_null(controls.type)
+        and controls.null_count != n
+        and controls.buffers()[1] is not None
+    ):
+        control_spec = (
+            controls.offset,
+            controls.buffers()[0] if controls.null_count else None,
+            controls.buffers()[1],
+        )
+    out = engine.commit_columns(
+        n, _binary(keys), _binary(values), control_spec, _record_names(package), full
+    )
+    return out, keys, values, controls
 
 
 def _reasons(

@@ -17,10 +17,16 @@ from codegen.columnar.decode import Rows
 from codegen.columnar.package import SHIPPED
 from codegen.columnar.schema import DECODE_ERROR
 from codegen.columnar.topics import TopicDecoded, decode_topic_arrays
-from codegen.dumps.views.commit_columns import native_commit_columns
+from codegen.dumps.views.commit_columns import native_commit_columns, native_commit_flags
 from codegen.dumps.views.commit_rows import COMMIT_FIELDS, COMMIT_NAMES
 
-__all__ = ["CHUNK_ROWS", "commit_keys", "decode_commits", "decode_commits_reference"]
+__all__ = [
+    "CHUNK_ROWS",
+    "commit_keys",
+    "decode_commit_flags",
+    "decode_commits",
+    "decode_commits_reference",
+]
 
 CHUNK_ROWS = 32768
 """Rows of a ``__consumer_offsets`` file read at a time (one Arrow batch of the engine's
@@ -48,6 +54,26 @@ def decode_commits(
     decoded = native_commit_columns(key, value, control, package)
     if decoded is None:
         decoded = decode_commits_reference(key, value, control, package)
+    return _with_columns(rb, decoded)
+
+
+def decode_commit_flags(
+    rb: pa.RecordBatch | pa.Table, package: str = SHIPPED
+) -> tuple[pa.Table, dict[int, str]]:
+    """:func:`decode_commits` with, of the decoded columns, ``isTombstone`` and
+    ``isNewerVersion`` alone (and ``_decode_error``): what the engine's pass over the rows reads
+    (:class:`codegen.dumps.views.effects.RecordEffects`); :func:`decode_commits` where the engine
+    does not decode them."""
+    key, value, control = rb.column("key"), rb.column("value"), rb.column("isControl")
+    decoded = native_commit_flags(key, value, control, package)
+    if decoded is None:
+        return decode_commits(rb, package)
+    return _with_columns(rb, decoded)
+
+
+def _with_columns(
+    rb: pa.RecordBatch | pa.Table, decoded: TopicDecoded
+) -> tuple[pa.Table, dict[int, str]]:
     table = rb if isinstance(rb, pa.Table) else pa.Table.from_batches([rb])
     for name, column in decoded.columns.items():
         table = table.append_column(name, column)

@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from codegen.columnar.package import SHIPPED
 from codegen.dumps.views.commit_rows import commit_rows
+from codegen.dumps.views.commits import decode_commit_flags, decode_commits
 from codegen.dumps.views.compaction import ReducedChunks, flags
 from codegen.dumps.views.effects import RecordEffects, native_enabled
 from codegen.dumps.views.offsets import (
@@ -44,6 +45,16 @@ class CommittedOffsets:
         self._effects: RecordEffects | None = None
         self._done: list[pa.Table] = []
         self._deleted: list[pa.Table] = []
+
+    def decode(
+        self, rb: pa.RecordBatch | pa.Table, package: str
+    ) -> tuple[pa.Table, dict[int, str]]:
+        """``rb``'s rows decoded as :meth:`add` reads them, and the decode errors by row: the
+        commit flags alone where the engine's pass reads the rows
+        (:func:`~codegen.dumps.views.commits.decode_commit_flags`), else every commit column."""
+        if native_enabled():
+            return decode_commit_flags(rb, package)
+        return decode_commits(rb, package)
 
     def add(self, decoded: pa.Table | pa.RecordBatch) -> npt.NDArray[np.uint8] | None:
         """Add decoded rows of the current log partition; with the engine, each row's kind

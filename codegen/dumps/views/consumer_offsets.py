@@ -26,7 +26,7 @@ from codegen.dumps.decoded import ERROR, UNKNOWN, DecodedRecord, control_record
 from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import StoragePath
 from codegen.dumps.views import commits
-from codegen.dumps.views.commits import commit_keys, decode_commits
+from codegen.dumps.views.commits import commit_keys
 from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compacted import CompactedView
 from codegen.dumps.views.compaction import arrow_array, bits_at, flags, flags_at
@@ -140,7 +140,7 @@ def apply_chunk(
     readable = None if error.null_count == n else flags(error.is_null())
     positions = rb.column("batchPosition").to_numpy(zero_copy_only=False)
     chunk = FileChunk(positions, readable)
-    table, errors = decode_commits(rb, decoder.package)
+    table, errors = offsets.decode(rb, decoder.package)
     kinds = offsets.add(table)
     failed = None
     if kinds is None or errors:
