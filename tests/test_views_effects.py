@@ -7,6 +7,8 @@ from the engine's columns (the command line) and from commit rows in any order (
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -496,14 +498,14 @@ def test_commit_rows_of_a_group_longer_than_a_key_holds() -> None:
         )  # fmt: skip
 
 
-def _keyed_both(decoded: list[pa.Table]) -> tuple[Any, Any]:
-    """lag's commits by key from the engine's history (RecordHistory) and from the pure
-    backend's sorts (commit_rows, offsets.history, keyed_commits)."""
+def _keyed_both(decoded: list[pa.Table], segment_bytes: int = 0) -> tuple[Any, Any]:
+    """lag's commits by key from the engine's history (RecordHistory, given ``segment_bytes``)
+    and from the pure backend's sorts (commit_rows, offsets.history, keyed_commits)."""
     from codegen.dumps.views.effects import RecordHistory
     from codegen.dumps.views.offsets import CommitHistory
     from codegen.forensics.commits import keyed_commits, keyed_effects
 
-    native, pure = RecordHistory(), CommitHistory()
+    native, pure = RecordHistory(segment_bytes), CommitHistory()
     for table in decoded:
         native.add(table)
         pure.add(table)
@@ -578,6 +580,82 @@ def test_histories_one_after_another_equal_the_sorts(tmp_path: Path) -> None:
         assert int(native.bounds[-1]) > 0
 
 
+@pytest.mark.parametrize("segment_share", [0.0, 0.01, 1.0, 3.0])
+def test_history_given_its_segment_bytes_makes_room_first(
+    tmp_path: Path, segment_share: float
+) -> None:
+    """RecordHistory given its segments' bytes (some share of the file's: none, too few rows
+    reserved, the file's, more) reserves once, before its first rows, as many rows as those
+    bytes hold at the first chunk's key and value bytes a row (the file's: at least its rows,
+    each record holding its key and value and more); its commits by key are the sorts' all
+    the same."""
+    rng = random.Random(7)
+    steps = [
+        ("commit", rng.randrange(len(KEYS)), rng.random() < 0.2, 3, n, None, False)
+        for n in range(5000)
+    ]
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    write_log(path, steps)
+    decoded = _decoded(path, 512)
+    segment_bytes = int(path.stat().st_size * segment_share)
+    reserved: list[int] = []
+    engine_type = effects._engine_type()
+
+    class Reserving:  # the engine's history, its reserve() calls noted
+        def __init__(self, **kwargs: Any) -> None:
+            self.effects = engine_type(**kwargs)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.effects, name)
+
+        def reserve(self, rows: int) -> None:
+            reserved.append(rows)
+            self.effects.reserve(rows)
+
+    with mock.patch.object(effects, "_engine_type", return_value=Reserving):
+        native, pure = _keyed_both(decoded, segment_bytes)
+    _assert_same_keyed(native, pure)
+    first = decoded[0]
+    first_bytes = sum(len(v) for c in ("key", "value") for v in first.column(c).to_pylist())
+    assert reserved == ([segment_bytes * first.num_rows // first_bytes] if segment_bytes else [])
+    if segment_share == 1.0:
+        assert reserved[0] >= sum(t.num_rows for t in decoded) > 4000
+
+
+def test_history_room_is_made_for_the_first_history_only() -> None:
+    """reserve() makes room for the first history of a process (none freed yet: room for more
+    rows than memory holds is refused), not for one after a history was freed (it starts at the
+    capacity that one reached, as its blocks' sizes then match the last's): a fresh process,
+    loading the engine this test's session loaded (a sanitized build under ``make
+    sanitize``)."""
+    from codegen.native import _records
+
+    script = """
+import importlib.util
+import sys
+spec = importlib.util.spec_from_file_location("codegen.native._records", sys.argv[1])
+_records = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(_records)
+h = _records.CommitEffects(history=True)
+try:
+    h.reserve(1 << 62)
+except MemoryError:
+    print("refused")
+h.reserve(3)
+h = None
+h = _records.CommitEffects(history=True)
+h.reserve(1 << 62)
+print("after a history was freed: no room made")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(_records.__file__)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.split("\n")[:2] == ["refused", "after a history was freed: no room made"]
+
+
 def test_history_of_keys_in_their_entries_or_apart(tmp_path: Path) -> None:
     """History mode holds a key of up to 40 bytes (after its type) in its one-line table entry,
     a longer one apart: 1,500 keys of 9 to 129 bytes (39, 40 and 41 among them, so a key one
@@ -609,11 +687,13 @@ def test_history_of_keys_in_their_entries_or_apart(tmp_path: Path) -> None:
     assert {39, 40, 41} <= sizes and max(sizes) > 120
 
 
-@pytest.mark.parametrize(("seed", "count", "n"), [(0, 40, 3000), (1, 40, 3000), (2, 40, 3000),
-                                                 (3, 4500, 40_000)])  # fmt: skip
-def test_history_columns_by_key_in_any_order(seed: int, count: int, n: int) -> None:
+@pytest.mark.parametrize(("seed", "count", "n", "reserved"),
+                         [(0, 40, 3000, 0), (1, 40, 3000, 1001), (2, 40, 3000, 3000),
+                          (3, 4500, 40_000, 0), (4, 4500, 40_000, 50_001)])  # fmt: skip
+def test_history_columns_by_key_in_any_order(seed: int, count: int, n: int, reserved: int) -> None:
     """keyed(order) of plain commits and tombstones of ``count`` keys interleaved (the history
-    grown many times over): each key's commits in the order they took effect, in the keys'
+    grown many times over, or from ``reserved`` rows made room for first: fewer, as many,
+    more): each key's commits in the order they took effect, in the keys'
     given order, every column's values whole (int64 and int32 ends, negative epochs);
     effect_rows() every row in the order it took effect. 40 keys are scattered with each key's
     next line asked for ahead, over 4,096 keys (effect_history.h HISTORY_AHEAD_KEYS) without."""
@@ -634,6 +714,7 @@ def test_history_columns_by_key_in_any_order(seed: int, count: int, n: int) -> N
     flags = np.where(tombstone, DECODED | TOMBSTONE, DECODED).astype(np.uint8)
     history = _records.CommitEffects(history=True)
     assert history.effect_rows() == b""
+    history.reserve(reserved)
     history.add_records(
         *_buffers(key), *_buffers(value), flags, np.zeros(n, np.int64), offsets,
         np.zeros(n, np.int64), committed, times, epochs, epoch_valid,
@@ -867,6 +948,11 @@ def test_history_mode_errors_are_typed() -> None:
         history.key_rows(1)
     with pytest.raises(ValueError, match="give 0 to the keys' count"):
         history.key_rows(-1)
+    with pytest.raises(ValueError, match="needs CommitEffects\\(history=True\\)"):
+        plain.reserve(1)
+    with pytest.raises(ValueError, match="give a count of rows"):
+        history.reserve(-1)
+    history.reserve(0)  # no room asked for: nothing to do
     for kept in (history.live, history.take_deleted):
         with pytest.raises(ValueError, match="not kept in history mode"):
             kept()

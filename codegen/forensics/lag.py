@@ -223,7 +223,7 @@ def _read_commits(
     one pass noting each commit as it takes effect (:class:`RecordHistory`); else the pure
     backend's sorts (``codegen.dumps.views.offsets.history``). ``newest`` receives each file's
     newest batch time where the read gives it (``record_batches``' ``newest_times``)."""
-    commits = RecordHistory() if effects.native_enabled() else CommitHistory()
+    commits = RecordHistory(_segment_bytes(files)) if effects.native_enabled() else CommitHistory()
     for f in files:
         found: list[SegmentError] = []
         kept = None if as_of is None else kept_positions(f, as_of)
@@ -242,6 +242,15 @@ def _read_commits(
     if isinstance(commits, RecordHistory):
         return keyed_effects(commits)
     return keyed_commits(commits.table())
+
+
+def _segment_bytes(files: Sequence[StoragePath]) -> int:
+    """The bytes of a partition's segment files, 0 where one's size is not to be had (what
+    :class:`RecordHistory` makes room by is an estimate only)."""
+    try:
+        return sum(f.stat().st_size for f in files)
+    except OSError:
+        return 0
 
 
 def newest_time(

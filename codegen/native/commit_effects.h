@@ -1122,6 +1122,24 @@ static PyObject *Effects_key_rows(EffectsObject *e, PyObject *arg) {
     return out;
 }
 
+/* reserve(rows), history mode: room for `rows` rows in the history before they are added (an
+   estimate: more rows grow it as before). */
+static PyObject *Effects_reserve(EffectsObject *e, PyObject *arg) {
+    if (!e->keep_history) {
+        PyErr_SetString(PyExc_ValueError,
+                        "CommitEffects: reserve() needs CommitEffects(history=True)");
+        return NULL;
+    }
+    Py_ssize_t rows = PyLong_AsSsize_t(arg);
+    if (rows == -1 && PyErr_Occurred()) return NULL;
+    if (rows < 0) {
+        PyErr_Format(PyExc_ValueError, "reserve(%zd): give a count of rows (0 or more)", rows);
+        return NULL;
+    }
+    if (history_reserve(&e->history, (size_t)rows) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *Effects_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     static char *names[] = {"history", NULL};
     int keep_history = 0;
@@ -1201,6 +1219,9 @@ static PyMethodDef Effects_methods[] = {
      "deleted, live, last): the rows that took effect, by key (CommitEffects(history=True))."},
     {"effect_rows", (PyCFunction)Effects_effect_rows, METH_NOARGS,
      "effect_rows() -> the rows that took effect, in the order they did "
+     "(CommitEffects(history=True))."},
+    {"reserve", (PyCFunction)Effects_reserve, METH_O,
+     "reserve(rows): room for this many history rows before they are added "
      "(CommitEffects(history=True))."},
     {"key_rows", (PyCFunction)Effects_key_rows, METH_O,
      "key_rows(start) -> the row number each key from number start on was first seen at."},

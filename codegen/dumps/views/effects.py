@@ -481,9 +481,13 @@ class RecordHistory:
     ``__consumer_offsets`` rows (as :class:`RecordEffects` takes them) added in log order: the
     history of :func:`codegen.dumps.views.offsets.history`, by key (:meth:`keyed`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, segment_bytes: int = 0) -> None:
+        """``segment_bytes``: the bytes of the partition's segments where known (0 if not),
+        which with the first rows' sizes tell how many rows to make room for
+        (:meth:`_reserve`)."""
         self._effects = _engine_type()(history=True)
         self._rows = 0
+        self._segment_bytes = segment_bytes
         self.keys: list[tuple[str | None, str | None, int | None]] = []
         """(group, topic, partition) by key number, decoded once per key."""
 
@@ -491,12 +495,26 @@ class RecordHistory:
         n = decoded.num_rows
         if not n:
             return
+        if not self._rows and self._segment_bytes:
+            self._reserve(decoded)
         _add_records(self._effects, decoded, *_effect_numbers(decoded))
         first = np.frombuffer(self._effects.key_rows(len(self.keys)), np.int64) - self._rows
         if len(first):
             taken = single_array(decoded.column("decodedKey")).take(arrow_array(first))
             self.keys += commit_keys(taken)
         self._rows += n
+
+    def _reserve(self, first: pa.Table) -> None:
+        """Room for the partition's rows made before the first are added: as many as its
+        segments hold at the ``first`` rows' key and value bytes a row (a record holds at least
+        its key and value; compressed or larger later rows only grow it as before), where the
+        first partition's history grew by doubling and copying (the engine makes room for a
+        command's first history only: ``effect_history.h`` history_reserve)."""
+        key_offsets, _ = binary_buffers(first.column("key"))
+        value_offsets, _ = binary_buffers(first.column("value"))
+        first_bytes = int(key_offsets[-1] - key_offsets[0] + value_offsets[-1] - value_offsets[0])
+        if first_bytes:
+            self._effects.reserve(self._segment_bytes * first.num_rows // first_bytes)
 
     def keyed(self, order: npt.NDArray[np.int64]) -> KeyedHistory:
         """The rows by key, the keys in ``order`` (every key number once)."""
