@@ -9,7 +9,11 @@ import uuid
 
 import pyarrow as pa
 
-from codegen.dumps.views.commit_columns import native_commit_columns, native_commit_flags
+from codegen.dumps.views.commit_columns import (
+    native_commit_columns,
+    native_commit_flags,
+    native_commit_numbers,
+)
 from codegen.dumps.views.commits import decode_commits_reference
 from generated.group_metadata_key import GroupMetadataKey
 from generated.legacy_offset_commit_key import LegacyOffsetCommitKey
@@ -115,3 +119,23 @@ def assert_same_as_reference(
     for name, got in flags.columns.items():
         got.validate(full=True)
         assert got.equals(reference.columns[name]), name
+    # with the value's numbers (what the history pass reads): the reference's, other fields null
+    numbers = native_commit_numbers(key, value, control, "generated")
+    assert numbers is not None
+    assert numbers.errors == reference.errors
+    assert list(numbers.columns) == ["decodedValue", "isTombstone", "isNewerVersion"]
+    got_value, want_value = numbers.columns["decodedValue"], reference.columns["decodedValue"]
+    got_value.validate(full=True)
+    assert got_value.type == want_value.type
+    assert got_value.is_valid().equals(want_value.is_valid())
+    for m, member in enumerate(want_value.type):
+        got_member, want_member = got_value.field(m), want_value.field(m)
+        assert got_member.is_valid().equals(want_member.is_valid()), member.name
+        for field in member.type:
+            at = member.type.get_field_index(field.name)
+            if field.name in ("offset", "leaderEpoch", "commitTimestamp"):
+                assert got_member.field(at).equals(want_member.field(at)), field.name
+            else:
+                assert got_member.field(at).null_count == len(got_member), field.name
+    for name in ("isTombstone", "isNewerVersion"):
+        assert numbers.columns[name].equals(reference.columns[name]), name

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from codegen.dumps.arrow import record_batches
 from codegen.dumps.views import effects
 from codegen.dumps.views.commit_rows import (
     DELETION_SCHEMA,
@@ -28,7 +29,7 @@ from codegen.dumps.views.commit_rows import (
     commit_rows,
     offset_commits,
 )
-from codegen.dumps.views.commits import decode_commits
+from codegen.dumps.views.commits import decode_commit_numbers, decode_commits
 from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compaction import end_markers, flags
 from codegen.dumps.views.effects import (
@@ -1422,3 +1423,26 @@ def test_offsets_and_deletions_of_microsecond_timestamps(tmp_path: Path) -> None
     assert lean.deletions().equals(deleted)
     assert lean.offsets().equals(reference.live().select(OFFSET_SCHEMA.names))
     assert lean.offsets().num_rows == 1
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=logs, batch_rows=st.sampled_from([1, 16, 1000]))
+def test_history_of_the_commits_numbers_alone_is_that_of_every_column(
+    tmp_path: Path, steps: list[tuple[Any, ...]], batch_rows: int
+) -> None:  # fmt: skip
+    """RecordHistory of rows decoded for their numbers alone (lag's, decode_commit_numbers: the
+    keys' first rows decoded again from their bytes) is that of every column decoded."""
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    write_log(path, steps)
+    answers = []
+    for decode in (decode_commits, decode_commit_numbers):
+        history = effects.RecordHistory()
+        for rb in record_batches(path, batch_rows=batch_rows):
+            history.add(decode(rb)[0])
+        keyed = history.keyed(np.arange(len(history.keys), dtype=np.int64))
+        columns = [keyed.keys, keyed.bounds, keyed.record_offset, keyed.commit_timestamp]
+        columns += [keyed.offset, keyed.leader_epoch, keyed.deleted_bounds]
+        answers.append((history.keys, [c.tolist() for c in columns], keyed.deleted))
+    assert answers[0] == answers[1]

@@ -44,7 +44,7 @@ from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import RemotePath, StoragePath
 from codegen.dumps.views import commits as commit_views
 from codegen.dumps.views import effects
-from codegen.dumps.views.commits import decode_commits
+from codegen.dumps.views.commits import decode_commit_numbers, decode_commits
 from codegen.dumps.views.compaction import arrow_array
 from codegen.dumps.views.cut import AsOf, batches_kept, kept_positions, newest_batch_time
 from codegen.dumps.views.effects import RecordHistory
@@ -224,6 +224,8 @@ def _read_commits(
     backend's sorts (``codegen.dumps.views.offsets.history``). ``newest`` receives each file's
     newest batch time where the read gives it (``record_batches``' ``newest_times``)."""
     commits = RecordHistory(_segment_bytes(files)) if effects.native_enabled() else CommitHistory()
+    # the engine's history pass reads the commits' numbers alone
+    decode = decode_commit_numbers if isinstance(commits, RecordHistory) else decode_commits
     for f in files:
         found: list[SegmentError] = []
         kept = None if as_of is None else kept_positions(f, as_of)
@@ -236,7 +238,7 @@ def _read_commits(
         ):
             if kept is not None:
                 rb = rb.filter(pa.array(batches_kept(rb, kept)))
-            commits.add(decode_commits(rb)[0])
+            commits.add(decode(rb)[0])
         if errors is not None:
             errors.extend(found)
     if isinstance(commits, RecordHistory):

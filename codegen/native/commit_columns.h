@@ -181,18 +181,27 @@ enum {
     CO_VERSION_VALID, CO_VERSION, CO_TOMBSTONE, CO_NEWER,
     CO_COUNT
 };
+enum { CO_FLAGS, CO_NUMBERS, CO_ALL }; /* what commit_columns writes */
 
 static PyObject *commit_columns(PyObject *self, PyObject *args) {
     Py_ssize_t n;
     PyObject *key_spec, *value_spec, *control_spec, *names;
-    int full = 1; /* 0: the flags alone (tombstone, newer, refused rows), other buffers empty */
-    if (!PyArg_ParseTuple(args, "nOOOO!|p:commit_columns", &n, &key_spec, &value_spec,
-                          &control_spec, &PyTuple_Type, &names, &full))
+    /* CO_ALL: every column; CO_NUMBERS: the flags and the value's numbers (offset, epoch,
+       commit time and the value bitmaps); CO_FLAGS: the flags alone (tombstone, newer, refused
+       rows). The buffers not written are empty. */
+    int what = CO_ALL;
+    if (!PyArg_ParseTuple(args, "nOOOO!|i:commit_columns", &n, &key_spec, &value_spec,
+                          &control_spec, &PyTuple_Type, &names, &what))
         return NULL;
     if (n < 0 || n > INT32_MAX) {
         PyErr_SetString(PyExc_ValueError, "commit_columns: bad row count");
         return NULL;
     }
+    if (what != CO_ALL && what != CO_NUMBERS && what != CO_FLAGS) {
+        PyErr_SetString(PyExc_ValueError, "commit_columns: what is 0, 1 or 2");
+        return NULL;
+    }
+    int full = what == CO_ALL;
     BinaryIn key, value;
     Py_buffer control_valid = {0}, control_values = {0};
     Py_ssize_t control_offset = 0;
@@ -268,7 +277,10 @@ static PyObject *commit_columns(PyObject *self, PyObject *args) {
     for (int k = 0; k < CO_COUNT; k++) {
         /* bitmaps start clear; values of null slots are zero, as Arrow's builders leave them */
         Py_ssize_t size = bitmap_of[k] ? bits : sizes[k];
-        if (!full && k != CO_TOMBSTONE && k != CO_NEWER) size = 0;
+        int numbers = k == CO_VALUE || k == CO_VALUE0 || k == CO_VALUE1 || k == CO_OFFSET ||
+                      k == CO_EPOCH || k == CO_COMMIT_TS;
+        if (!full && k != CO_TOMBSTONE && k != CO_NEWER && !(what == CO_NUMBERS && numbers))
+            size = 0;
         if (!(out[k] = commit_out(size, !written[k], &p[k]))) goto done;
     }
     if (!(failed = PyList_New(0))) goto done;
@@ -345,22 +357,26 @@ static PyObject *commit_columns(PyObject *self, PyObject *args) {
             vb = vd + vs + 2;
             if (commit_value(vb, vlen - 2, v, &cv) < 0) goto refused;
         }
-        if (!full) continue;
+        if (what == CO_FLAGS) continue;
         /* accepted: the key's columns, and the value's */
-        memcpy(p[CO_GROUP_DATA] + group_len, kb + gs, (size_t)gn);
-        group_len += (int32_t)gn;
-        memcpy(p[CO_TOPIC_DATA] + topic_len, kb + ts, (size_t)tn);
-        topic_len += (int32_t)tn;
-        partition[i] = part;
-        BIT_SET(p[CO_KEY], i);
-        BIT_SET(p[t ? CO_KEY1 : CO_KEY0], i);
+        if (full) {
+            memcpy(p[CO_GROUP_DATA] + group_len, kb + gs, (size_t)gn);
+            group_len += (int32_t)gn;
+            memcpy(p[CO_TOPIC_DATA] + topic_len, kb + ts, (size_t)tn);
+            topic_len += (int32_t)tn;
+            partition[i] = part;
+            BIT_SET(p[CO_KEY], i);
+            BIT_SET(p[t ? CO_KEY1 : CO_KEY0], i);
+        }
         if (!vb) continue;
-        memcpy(p[CO_META_DATA] + meta_len, vb + cv.meta_start, (size_t)cv.meta_size);
-        meta_len += (int32_t)cv.meta_size;
+        if (full) {
+            memcpy(p[CO_META_DATA] + meta_len, vb + cv.meta_start, (size_t)cv.meta_size);
+            meta_len += (int32_t)cv.meta_size;
+            expire_ts[i] = cv.expire_ts;
+        }
         offset[i] = cv.offset;
         epoch[i] = cv.epoch;
         commit_ts[i] = cv.commit_ts;
-        expire_ts[i] = cv.expire_ts;
         BIT_SET(p[CO_VALUE], i);
         BIT_SET(p[t ? CO_VALUE1 : CO_VALUE0], i);
         continue;

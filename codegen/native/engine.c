@@ -63,10 +63,12 @@ static PyMethodDef module_methods[] = {
      "object and tagged columns, (list of objects, non-null count); failed lists the rows "
      "the reader refuses, whose errors the caller gets by decoding them again."},
     {"commit_columns", (PyCFunction)commit_columns, METH_VARARGS,
-     "commit_columns(n, key, value, control, names, full=True) -> (buffers..., failed)\n\n"
+     "commit_columns(n, key, value, control, names, what=2) -> (buffers..., failed)\n\n"
      "The offset commits of n __consumer_offsets rows decoded in one pass into Arrow buffers "
-     "(commit_columns.h; codegen.dumps.views.commits reads the tuple); full=False: the "
-     "tombstone and newer-version bitmaps and failed alone, every other buffer empty."},
+     "(commit_columns.h; codegen.dumps.views.commits reads the tuple). what: 2 every buffer; "
+     "1 the tombstone and newer-version bitmaps, failed, and the value's bitmaps, offsets, "
+     "epochs and commit times; 0 the tombstone and newer-version bitmaps and failed; every "
+     "other buffer empty."},
     {"pair_reader", (PyCFunction)(void (*)(void))make_pair_reader, METH_FASTCALL,
      "pair_reader(types, slow) -> PairReader\n\n"
      "types: record type -> (key reader, tuple of value readers or None by version, newest "

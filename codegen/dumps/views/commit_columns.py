@@ -20,9 +20,11 @@ from codegen.columnar.topics import TOPICS, TopicDecoded, decode_topic_arrays, u
 from codegen.dumps.views.commit_rows import COMMIT_FIELDS, COMMIT_NAMES
 from codegen.runtime.backends import NATIVE, backend, native_engine
 
-__all__ = ["native_commit_columns", "native_commit_flags"]
+__all__ = ["native_commit_columns", "native_commit_flags", "native_commit_numbers"]
 
 _FAMILY: Final = "consumer_offsets"
+_FLAGS, _NUMBERS, _ALL = 0, 1, 2
+"""What ``commit_columns`` writes: the flags alone, with the value's numbers, every column."""
 
 _LAYOUTS: Final = {
     "LegacyOffsetCommitKey": (0, "0", "none", "group:string:0 topic:string:0 partition:int32:0"),
@@ -134,7 +136,7 @@ def native_commit_columns(
     """The commit columns of one batch of ``__consumer_offsets`` rows, as
     ``decode_topic_arrays(..., names=COMMIT_NAMES, fields=COMMIT_FIELDS)`` gives them, decoded
     by the engine; None where it cannot (the pure backend, other commit specs)."""
-    called = _engine_commit_columns(key, value, control, package, full=True)
+    called = _engine_commit_columns(key, value, control, package, _ALL)
     if called is None:
         return None
     out, keys, values, controls = called
@@ -192,6 +194,46 @@ def native_commit_columns(
     return TopicDecoded(columns, errors)
 
 
+def native_commit_numbers(
+    key: pa.Array | pa.ChunkedArray,
+    value: pa.Array | pa.ChunkedArray,
+    control: pa.Array | pa.ChunkedArray,
+    package: str,
+) -> TopicDecoded | None:
+    """:func:`native_commit_flags`' columns and ``decodedValue`` with the committed ``offset``,
+    ``leaderEpoch`` and ``commitTimestamp`` alone (its other fields null): what the engine's
+    history pass reads of the rows (:class:`codegen.dumps.views.effects.RecordHistory`)."""
+    called = _engine_commit_columns(key, value, control, package, _NUMBERS)
+    if called is None:
+        return None
+    out, keys, values, controls = called
+    n = len(keys)
+    (value_valid, value0, value1, offset, epoch) = out[13:18]
+    commit_ts, failed = out[20], out[26]
+
+    def value_member(validity: bytes) -> dict[str, pa.Array]:
+        return {
+            "offset": _array(pa.int64(), n, validity, offset),
+            "leaderEpoch": _array(pa.int32(), n, validity, epoch),
+            "commitTimestamp": _array(pa.int64(), n, validity, commit_ts),
+        }
+
+    members = {
+        "LegacyOffsetCommitValue": (value0, value_member(value0)),
+        "OffsetCommitValue": (value1, value_member(value1)),
+    }
+    typ = union_type(_FAMILY, "coordinator-value", package, COMMIT_NAMES)
+    columns = {
+        "decodedValue": _struct(
+            typ, n, value_valid, {f.name: _struct(f.type, n, *members[f.name]) for f in typ}
+        ),
+        "isTombstone": _array(pa.bool_(), n, None, out[24]),
+        "isNewerVersion": _array(pa.bool_(), n, None, out[25]),
+    }
+    errors = _reasons(keys, values, controls, failed, package) if failed else {}
+    return TopicDecoded(columns, errors)
+
+
 def native_commit_flags(
     key: pa.Array | pa.ChunkedArray,
     value: pa.Array | pa.ChunkedArray,
@@ -202,7 +244,7 @@ def native_commit_flags(
     alone: the engine reads and checks every commit as it does there, writing nothing else
     (what the engine's pass over the rows reads of them; the other columns cost most of the
     decode)."""
-    called = _engine_commit_columns(key, value, control, package, full=False)
+    called = _engine_commit_columns(key, value, control, package, _FLAGS)
     if called is None:
         return None
     out, keys, values, controls = called
@@ -221,10 +263,10 @@ def _engine_commit_columns(
     value: pa.Array | pa.ChunkedArray,
     control: pa.Array | pa.ChunkedArray,
     package: str,
-    full: bool,
+    what: int,
 ) -> tuple[tuple[Any, ...], pa.Array, pa.Array, pa.Array] | None:
-    """``commit_columns``' tuple (``full``: every column, else the flags alone) and the rows'
-    key, value and control arrays; None where the engine cannot decode them."""
+    """``commit_columns``' tuple (``what``: :data:`_ALL`, :data:`_NUMBERS` or :data:`_FLAGS`)
+    and the rows' key, value and control arrays; None where the engine cannot decode them."""
     engine = native_engine()
     if (
         engine is None
@@ -247,7 +289,7 @@ def _engine_commit_columns(
             controls.buffers()[1],
         )
     out = engine.commit_columns(
-        n, _binary(keys), _binary(values), control_spec, _record_names(package), full
+        n, _binary(keys), _binary(values), control_spec, _record_names(package), what
     )
     return out, keys, values, controls
 

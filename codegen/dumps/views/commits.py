@@ -17,13 +17,18 @@ from codegen.columnar.decode import Rows
 from codegen.columnar.package import SHIPPED
 from codegen.columnar.schema import DECODE_ERROR
 from codegen.columnar.topics import TopicDecoded, decode_topic_arrays
-from codegen.dumps.views.commit_columns import native_commit_columns, native_commit_flags
+from codegen.dumps.views.commit_columns import (
+    native_commit_columns,
+    native_commit_flags,
+    native_commit_numbers,
+)
 from codegen.dumps.views.commit_rows import COMMIT_FIELDS, COMMIT_NAMES
 
 __all__ = [
     "CHUNK_ROWS",
     "commit_keys",
     "decode_commit_flags",
+    "decode_commit_numbers",
     "decode_commits",
     "decode_commits_reference",
 ]
@@ -66,6 +71,20 @@ def decode_commit_flags(
     does not decode them."""
     key, value, control = rb.column("key"), rb.column("value"), rb.column("isControl")
     decoded = native_commit_flags(key, value, control, package)
+    if decoded is None:
+        return decode_commits(rb, package)
+    return _with_columns(rb, decoded)
+
+
+def decode_commit_numbers(
+    rb: pa.RecordBatch | pa.Table, package: str = SHIPPED
+) -> tuple[pa.Table, dict[int, str]]:
+    """:func:`decode_commit_flags` with ``decodedValue``'s committed offset, leader epoch and
+    commit timestamp (its other fields null): what the engine's history pass reads
+    (:class:`codegen.dumps.views.effects.RecordHistory`); :func:`decode_commits` where the
+    engine does not decode them."""
+    key, value, control = rb.column("key"), rb.column("value"), rb.column("isControl")
+    decoded = native_commit_numbers(key, value, control, package)
     if decoded is None:
         return decode_commits(rb, package)
     return _with_columns(rb, decoded)

@@ -500,8 +500,7 @@ class RecordHistory:
         _add_records(self._effects, decoded, *_effect_numbers(decoded))
         first = np.frombuffer(self._effects.key_rows(len(self.keys)), np.int64) - self._rows
         if len(first):
-            taken = single_array(decoded.column("decodedKey")).take(arrow_array(first))
-            self.keys += commit_keys(taken)
+            self.keys += commit_keys(_decoded_keys(decoded, arrow_array(first)))
         self._rows += n
 
     def _reserve(self, first: pa.Table) -> None:
@@ -528,6 +527,16 @@ class RecordHistory:
         return KeyedHistory(
             keys, bounds, rows, times, offsets, epochs, deleted_bounds, deleted, live, last
         )
+
+
+def _decoded_keys(decoded: pa.Table, rows: pa.Array) -> pa.Array:
+    """``decodedKey`` of ``rows``, decoded again from their key bytes where the rows came
+    without it (:func:`~codegen.dumps.views.commits.decode_commit_numbers`): a key's first
+    rows, few."""
+    if decoded.schema.get_field_index("decodedKey") >= 0:
+        return single_array(decoded.column("decodedKey")).take(rows)
+    again, _ = decode_commits(decoded.select(["key", "value", "isControl"]).take(rows))
+    return single_array(again.column("decodedKey"))
 
 
 def _commit_rows_effects(rows: pa.Table, history: bool) -> Any:
