@@ -31,7 +31,12 @@ The ``floor`` row is what every view does before it computes anything: the comma
 start-up (``codegen.cli`` imported; pandas kept out, as a command keeps it out), every record
 read by the engine's columnar loop (from each segment's map, as every command reads a local
 segment) and the offset commits decoded to columns
-(:func:`codegen.dumps.views.commits.decode_commits`), nothing kept. The ``floor
+(:func:`codegen.dumps.views.commits.decode_commits`), nothing kept. ``floor (commit flags)``
+is the same with the commits only read and checked for what the engine's pass of ``groups``
+and ``dump --compacted`` takes of them (:func:`~codegen.dumps.views.commits
+.decode_commit_flags`: every commit checked, only its tombstone and newer-version flags
+written); ``of flags`` is each command's CPU over it, the stricter ratio for views that no
+longer decode every column of a commit. The ``floor
 (transactions)`` row is what ``transactions`` needs of its input: start-up, every record of the
 dump and of its ``__transaction_state`` read, and the coordinator's records decoded to columns
 (the offset commits are not: ``transactions`` reads the batch headers of ``__consumer_offsets``
@@ -77,6 +82,7 @@ LAG_DATA = "lag (data partitions)"
 
 
 FLOOR = "floor"
+FLAGS_FLOOR = "floor (commit flags)"
 _FLOOR_SCRIPT = """
 import sys
 from pathlib import Path
@@ -85,8 +91,8 @@ codegen.cli._native_library_settings("dump")  # as a command starts, and without
 sys.meta_path.insert(0, codegen.cli.WithoutPandas())
 from codegen.columnar.topics import decode_topic_arrays
 from codegen.dumps.arrow import record_batches
-from codegen.dumps.views.commits import decode_commits
-commits = sys.argv[1] == "commits"
+from codegen.dumps.views.commits import decode_commit_flags, decode_commits
+decode = {"commits": decode_commits, "flags": decode_commit_flags}.get(sys.argv[1])
 for folder in sys.argv[2:]:
     for path in sorted(Path(folder).rglob("*.log")):
         coordinator = path.parent.name.startswith("__transaction_state-")
@@ -95,11 +101,12 @@ for folder in sys.argv[2:]:
                 decode_topic_arrays(
                     "transaction_state", rb["key"], rb["value"], rb["isControl"]
                 )
-            elif commits:
-                decode_commits(rb)
+            elif decode is not None:
+                decode(rb)
 """
-"""The floors: start-up, every record read, and the offset commits decoded (``commits``) or
-the records of a ``__transaction_state`` folder (``transactions``); see the module doc."""
+"""The floors: start-up, every record read, and the offset commits decoded (``commits``),
+only checked for their flags (``flags``) or the records of a ``__transaction_state`` folder
+(``transactions``); see the module doc."""
 
 
 TRANSACTION_STATE_PARTITIONS = 4
@@ -304,7 +311,7 @@ def main() -> None:
         inputs: dict[tuple[str, int], tuple[list[Path], int]] = {}
         for n in args.sizes:
             folder, records = _dump(where, n, args.groups)
-            for name in [FLOOR, *commands]:
+            for name in [FLOOR, FLAGS_FLOOR, *commands]:
                 inputs[name, n] = ([folder], records)
             if TRANSACTIONS in commands:
                 state, more = _transaction_state(where, folder, n, args.groups)
@@ -313,7 +320,10 @@ def main() -> None:
             if LAG in commands:  # the records counted are the dump's, as the floor's
                 data = _data_partitions(where, folder, n, args.groups)
                 inputs[LAG_DATA, n] = ([folder, data], records)
-        argvs = {FLOOR: ["-c", _FLOOR_SCRIPT, "commits"]}
+        argvs = {
+            FLOOR: ["-c", _FLOOR_SCRIPT, "commits"],
+            FLAGS_FLOOR: ["-c", _FLOOR_SCRIPT, "flags"],
+        }
         if TRANSACTIONS in commands:
             argvs[TRANSACTIONS_FLOOR] = ["-c", _FLOOR_SCRIPT, "transactions"]
         argvs |= {
@@ -335,7 +345,8 @@ def main() -> None:
                     results[name, n] = (min(cpu, was[0]), max(mem, was[1]))
         first = args.sizes[0]
         print(f"\n{'command':22} {'records':>12} {'cpu s':>8} {'records/s':>11} "
-              f"{'per record':>11} {'peak MB':>8} {'memory':>7} {'of floor':>9}")  # fmt: skip
+              f"{'per record':>11} {'peak MB':>8} {'memory':>7} {'of floor':>9} "
+              f"{'of flags':>9}")  # fmt: skip
         for name in argvs:
             floor = TRANSACTIONS_FLOOR if name == TRANSACTIONS else FLOOR
             base_cpu, base_mem = results[name, first]
@@ -344,10 +355,11 @@ def main() -> None:
                 records = inputs[name, n][1]
                 cpu, mem = results[name, n]
                 rate = records / cpu
+                flags_ratio = "" if floor != FLOOR else f" {cpu / results[FLAGS_FLOOR, n][0]:8.2f}x"
                 print(
                     f"{name:22} {records:>12,} {cpu:8.2f} {rate:>11,.0f} "
                     f"{base_rate / rate:10.2f}x {mem:8} {mem / base_mem:6.2f}x "
-                    f"{cpu / results[floor, n][0]:8.2f}x"
+                    f"{cpu / results[floor, n][0]:8.2f}x{flags_ratio}"
                 )
         if args.startup:
             big = {n: results[n, first][0] for n in commands}
@@ -359,7 +371,7 @@ def _command(name: str, argv: list[str], folders: list[Path]) -> list[str]:
     cmd = [sys.executable]
     for a in argv:
         cmd.extend(map(str, folders) if a == "{}" else [a])
-    if name in (FLOOR, TRANSACTIONS_FLOOR):
+    if name in (FLOOR, FLAGS_FLOOR, TRANSACTIONS_FLOOR):
         cmd.extend(map(str, folders))
     return cmd
 
