@@ -139,12 +139,12 @@ def native_commit_columns(
     called = _engine_commit_columns(key, value, control, package, _ALL)
     if called is None:
         return None
-    out, keys, values, controls = called
+    out, keys = called[0], called[1]
     n = len(keys)
     (type_valid, rtype, name_valid, name_offsets, name_data) = out[0:5]
     (key_valid, key0, key1, group_offsets, group_data, topic_offsets, topic_data) = out[5:12]
     (partition, value_valid, value0, value1, offset, epoch, meta_offsets, meta_data) = out[12:20]
-    (commit_ts, expire_ts, version_valid, version, tombstone, newer, failed) = out[20:27]
+    (commit_ts, expire_ts, version_valid, version) = out[20:24]
 
     def key_member(validity: bytes) -> dict[str, pa.Array]:
         return {
@@ -185,13 +185,8 @@ def native_commit_columns(
             union_type(_FAMILY, "coordinator-value", package, COMMIT_NAMES), value_valid
         ),
         "valueVersion": _array(pa.int16(), n, version_valid, version),
-        "isTombstone": _array(pa.bool_(), n, None, tombstone),
-        "isNewerVersion": _array(pa.bool_(), n, None, newer),
     }
-    errors: dict[int, str] = {}
-    if failed:
-        errors = _reasons(keys, values, controls, failed, package)
-    return TopicDecoded(columns, errors)
+    return _with_flags(columns, called, package)
 
 
 def native_commit_numbers(
@@ -206,10 +201,10 @@ def native_commit_numbers(
     called = _engine_commit_columns(key, value, control, package, _NUMBERS)
     if called is None:
         return None
-    out, keys, values, controls = called
+    out, keys = called[0], called[1]
     n = len(keys)
     (value_valid, value0, value1, offset, epoch) = out[13:18]
-    commit_ts, failed = out[20], out[26]
+    commit_ts = out[20]
 
     def value_member(validity: bytes) -> dict[str, pa.Array]:
         return {
@@ -227,9 +222,23 @@ def native_commit_numbers(
         "decodedValue": _struct(
             typ, n, value_valid, {f.name: _struct(f.type, n, *members[f.name]) for f in typ}
         ),
-        "isTombstone": _array(pa.bool_(), n, None, out[24]),
-        "isNewerVersion": _array(pa.bool_(), n, None, out[25]),
     }
+    return _with_flags(columns, called, package)
+
+
+def _with_flags(
+    columns: dict[str, pa.Array],
+    called: tuple[tuple[Any, ...], pa.Array, pa.Array, pa.Array],
+    package: str,
+) -> TopicDecoded:
+    """``columns`` with the tombstone and newer-version flags of ``commit_columns``' tuple and
+    the rows it refused, with the reference's reasons (``called``: from
+    :func:`_engine_commit_columns`)."""
+    out, keys, values, controls = called
+    n = len(keys)
+    columns["isTombstone"] = _array(pa.bool_(), n, None, out[24])
+    columns["isNewerVersion"] = _array(pa.bool_(), n, None, out[25])
+    failed = out[26]
     errors = _reasons(keys, values, controls, failed, package) if failed else {}
     return TopicDecoded(columns, errors)
 
@@ -247,15 +256,7 @@ def native_commit_flags(
     called = _engine_commit_columns(key, value, control, package, _FLAGS)
     if called is None:
         return None
-    out, keys, values, controls = called
-    n = len(keys)
-    columns = {
-        "isTombstone": _array(pa.bool_(), n, None, out[24]),
-        "isNewerVersion": _array(pa.bool_(), n, None, out[25]),
-    }
-    failed = out[26]
-    errors = _reasons(keys, values, controls, failed, package) if failed else {}
-    return TopicDecoded(columns, errors)
+    return _with_flags({}, called, package)
 
 
 def _engine_commit_columns(

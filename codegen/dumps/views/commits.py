@@ -7,6 +7,7 @@ Spark gives (:func:`spark_udfs.group_views.replay_rows`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
 
 import numpy as np
@@ -69,11 +70,7 @@ def decode_commit_flags(
     ``isNewerVersion`` alone (and ``_decode_error``): what the engine's pass over the rows reads
     (:class:`codegen.dumps.views.effects.RecordEffects`); :func:`decode_commits` where the engine
     does not decode them."""
-    key, value, control = rb.column("key"), rb.column("value"), rb.column("isControl")
-    decoded = native_commit_flags(key, value, control, package)
-    if decoded is None:
-        return decode_commits(rb, package)
-    return _with_columns(rb, decoded)
+    return _decoded_in_part(rb, package, native_commit_flags)
 
 
 def decode_commit_numbers(
@@ -83,8 +80,17 @@ def decode_commit_numbers(
     commit timestamp (its other fields null): what the engine's history pass reads
     (:class:`codegen.dumps.views.effects.RecordHistory`); :func:`decode_commits` where the
     engine does not decode them."""
-    key, value, control = rb.column("key"), rb.column("value"), rb.column("isControl")
-    decoded = native_commit_numbers(key, value, control, package)
+    return _decoded_in_part(rb, package, native_commit_numbers)
+
+
+def _decoded_in_part(
+    rb: pa.RecordBatch | pa.Table,
+    package: str,
+    native: Callable[..., TopicDecoded | None],
+) -> tuple[pa.Table, dict[int, str]]:
+    """``rb`` with the columns ``native`` (one of the engine's reduced decodes) gives of its
+    commits; :func:`decode_commits` where the engine does not decode them."""
+    decoded = native(rb.column("key"), rb.column("value"), rb.column("isControl"), package)
     if decoded is None:
         return decode_commits(rb, package)
     return _with_columns(rb, decoded)
