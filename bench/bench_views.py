@@ -35,8 +35,9 @@ segment) and the offset commits decoded to columns
 is the same with the commits only read and checked for what the engine's pass of ``groups``
 and ``dump --compacted`` takes of them (:func:`~codegen.dumps.views.commits
 .decode_commit_flags`: every commit checked, only its tombstone and newer-version flags
-written); ``of flags`` is each command's CPU over it, the stricter ratio for views that no
-longer decode every column of a commit. The ``floor
+written); ``of flags`` is each view's CPU over it (not a floor's, nor ``transactions``'), the
+stricter ratio for views that no longer decode every column of a commit (``lag`` decodes its
+values' numbers too, so its floor lies between the two). The ``floor
 (transactions)`` row is what ``transactions`` needs of its input: start-up, every record of the
 dump and of its ``__transaction_state`` read, and the coordinator's records decoded to columns
 (the offset commits are not: ``transactions`` reads the batch headers of ``__consumer_offsets``
@@ -355,7 +356,12 @@ def main() -> None:
                 records = inputs[name, n][1]
                 cpu, mem = results[name, n]
                 rate = records / cpu
-                flags_ratio = "" if floor != FLOOR else f" {cpu / results[FLAGS_FLOOR, n][0]:8.2f}x"
+                floor_row = name in (FLOOR, FLAGS_FLOOR, TRANSACTIONS_FLOOR)
+                flags_ratio = (
+                    ""
+                    if floor != FLOOR or floor_row
+                    else f" {cpu / results[FLAGS_FLOOR, n][0]:8.2f}x"
+                )
                 print(
                     f"{name:22} {records:>12,} {cpu:8.2f} {rate:>11,.0f} "
                     f"{base_rate / rate:10.2f}x {mem:8} {mem / base_mem:6.2f}x "

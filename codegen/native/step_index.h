@@ -8,10 +8,11 @@
 /* A log end's steps indexed by time, so a commit's step is found in the few steps of its
    bucket (a gallop and bisection over all of them took some 70 instructions and a few
    mispredicted branches a commit; a gallop from the step of the key's commit before, whose
-   times rise, took 3.7 times as long at 16 M records: some 13 steps apart). Bucket b holds the times t0 + (b << shift) to
-   t0 + ((b + 1) << shift) - 1, t0 the first step's time; below[b] is how many steps come before
-   the bucket's first time, below[buckets] = n. shift is the least that makes the buckets at most
-   n (2 when n is 1 and the steps span more than 2^63), so below needs at most n + 2 entries.
+   times rise, took 3.7 times as long at 16 M records: some 13 steps apart). Bucket b holds the
+   times t0 + (b << shift) to t0 + ((b + 1) << shift) - 1, t0 the first step's time; below[b]
+   is how many steps come before the bucket's first time, below[buckets] = n. shift is the
+   least that makes the buckets at most n (2 when n is 1 and the steps span more than 2^63), so
+   below needs at most n + 2 entries.
    crowded: whether a bucket holds more than BUCKET_WALK steps (else no commit's walk looks at
    its bucket's end). */
 typedef struct {

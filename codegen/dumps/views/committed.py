@@ -34,7 +34,8 @@ __all__ = ["CommittedOffsets"]
 
 class CommittedOffsets:
     """The committed offsets of decoded ``__consumer_offsets`` rows (the engine's columns with
-    :func:`~codegen.dumps.views.commits.decode_commits`' decoded ones, decoded with
+    those :meth:`decode` gives: :func:`~codegen.dumps.views.commits.decode_commit_flags`' with
+    the engine, :func:`~codegen.dumps.views.commits.decode_commits`' without; decoded with
     ``package``): add the rows of each log partition in log order, :meth:`end_partition`
     after each, then read :meth:`table` and :meth:`deleted`. ``reduce_every``: the pure
     backend's rows held before :func:`reduce_plain`."""

@@ -11,7 +11,8 @@ Two inputs, one definition:
   reads the row (``commit_kinds.h``; :meth:`RecordEffects.add` returns them). The engine
   keeps each key's committed offset as its key, value bytes, offset and timestamp, so memory
   is bounded by the keys, not the rows; the few rows of the answer are decoded again at the
-  end (:func:`codegen.dumps.views.commits.decode_commits`).
+  end, into the answer's columns alone (:meth:`RecordEffects.offsets`,
+  :meth:`RecordEffects.deletions`).
 * :class:`RecordHistory`: the same rows and pass, noting every row as it takes effect with its
   decoded numbers (committed offset, commit timestamp, leader epoch), then grouped by key in
   the engine (the history ``lag`` reads): each key's strings are decoded once, at the row it
@@ -74,7 +75,8 @@ __all__ = [
 ]
 
 DELETED_HELD: Final = 1 << 16
-"""Deleting tombstones the engine holds before they are decoded again (a few MB)."""
+"""Deleting tombstones the engine holds before they are taken out as bytes (a few MB), to be
+decoded at the partition's end."""
 NOTHING: Final = 0
 """A row with nothing to apply: another record, or one that did not decode."""
 PLAIN_COMMIT: Final = 1
@@ -228,8 +230,9 @@ def binary_buffers(column: pa.ChunkedArray | pa.Array) -> tuple[npt.NDArray[np.i
 
 class RecordEffects:
     """The committed offsets of one log partition from its decoded ``__consumer_offsets`` rows
-    (the engine's columns with :func:`~codegen.dumps.views.commits.decode_commits`'), added in
-    log order; ``package`` decodes the answer's rows again as it decoded them."""
+    (the engine's columns with :func:`~codegen.dumps.views.commits.decode_commit_flags`' or
+    more), added in log order; ``package`` decodes the answer's rows again as they were
+    decoded."""
 
     def __init__(self, package: str = SHIPPED) -> None:
         self._effects = _engine_type()()
