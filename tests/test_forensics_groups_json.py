@@ -15,7 +15,7 @@ import pytest
 from test_forensics_groups import REAL, classic, commit, key, member, write
 
 from codegen.dumps.json_text import jsontext_module
-from codegen.dumps.views.offsets import DELETION_SCHEMA
+from codegen.dumps.views.commit_rows import DELETION_SCHEMA
 from codegen.forensics.group_timelines import GroupEvent, Timelines
 from codegen.forensics.groups import GroupReport, group_reports
 from codegen.forensics.groups_json import group_lines, timeline_texts

@@ -23,8 +23,9 @@ from codegen.runtime.backends import NATIVE, backend, native_engine
 __all__ = ["native_commit_columns", "native_commit_flags", "native_commit_numbers"]
 
 _FAMILY: Final = "consumer_offsets"
-_FLAGS, _NUMBERS, _ALL = 0, 1, 2
-"""What ``commit_columns`` writes: the flags alone, with the value's numbers, every column."""
+_FLAGS, _NUMBERS, _ALL = "COMMIT_FLAGS", "COMMIT_NUMBERS", "COMMIT_ALL"
+"""What ``commit_columns`` writes (the names of the engine's constants for it): the flags alone,
+with the value's numbers, every column."""
 
 _LAYOUTS: Final = {
     "LegacyOffsetCommitKey": (0, "0", "none", "group:string:0 topic:string:0 partition:int32:0"),
@@ -264,7 +265,7 @@ def _engine_commit_columns(
     value: pa.Array | pa.ChunkedArray,
     control: pa.Array | pa.ChunkedArray,
     package: str,
-    what: int,
+    what: str,
 ) -> tuple[tuple[Any, ...], pa.Array, pa.Array, pa.Array] | None:
     """``commit_columns``' tuple (``what``: :data:`_ALL`, :data:`_NUMBERS` or :data:`_FLAGS`)
     and the rows' key, value and control arrays; None where the engine cannot decode them."""
@@ -290,7 +291,12 @@ def _engine_commit_columns(
             controls.buffers()[1],
         )
     out = engine.commit_columns(
-        n, _binary(keys), _binary(values), control_spec, _record_names(package), what
+        n,
+        _binary(keys),
+        _binary(values),
+        control_spec,
+        _record_names(package),
+        getattr(engine, what),
     )
     return out, keys, values, controls
 

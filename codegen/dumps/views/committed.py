@@ -15,12 +15,11 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from codegen.columnar.package import SHIPPED
-from codegen.dumps.views.commit_rows import commit_rows
+from codegen.dumps.views.commit_rows import DELETION_SCHEMA, commit_rows
 from codegen.dumps.views.commits import decode_commit_flags, decode_commits
 from codegen.dumps.views.compaction import ReducedChunks, flags
 from codegen.dumps.views.effects import RecordEffects, native_enabled
 from codegen.dumps.views.offsets import (
-    DELETION_SCHEMA,
     deletions_in_effect,
     in_effect,
     latest_in_effect,
@@ -91,7 +90,7 @@ class CommittedOffsets:
 
     def deleted(self) -> pa.Table:
         """The tombstones that deleted a live committed offset (:data:`~codegen.dumps.views
-        .offsets.DELETION_SCHEMA`), by log partition in the order added, each in the order
+        .commit_rows.DELETION_SCHEMA`), by log partition in the order added, each in the order
         they took effect."""
         self.end_partition()
         tables = [t for t in self._deleted if t.num_rows]

@@ -40,7 +40,6 @@ from codegen.dumps.views.compaction import (
 from codegen.dumps.views.effects import commit_row_effects, commit_row_history
 
 __all__ = [
-    "DELETION_SCHEMA",
     "HISTORY_SCHEMA",
     "CommitHistory",
     "by_key",
