@@ -228,13 +228,17 @@ def test_values_at_the_end_of_a_chunks_data_are_copied_as_long_as_they_are(size:
         pairs = enumerate(zip(chunk_keys, values, strict=True))
         live.update((k[2:], (row + j, v)) for j, (k, v) in pairs)
         row += chunk_size
+    assert _live_of(effects) == live
+
+
+def _live_of(effects: Any) -> dict[bytes, tuple[int, bytes]]:
+    """The engine's live() as each key's bytes after its record type: (row, value bytes)."""
     out_rows, _, key_offsets, key_data, value_offsets, value_data = effects.live()
     k_off, v_off = np.frombuffer(key_offsets, np.int32), np.frombuffer(value_offsets, np.int32)
-    got_live = {
-        key_data[k_off[j] + 2 : k_off[j + 1]]: (r, value_data[v_off[j] : v_off[j + 1]])
-        for j, r in enumerate(np.frombuffer(out_rows, np.int64).tolist())
+    return {
+        key_data[k_off[j] + 2 : k_off[j + 1]]: (row, value_data[v_off[j] : v_off[j + 1]])
+        for j, row in enumerate(np.frombuffer(out_rows, np.int64).tolist())
     }
-    assert got_live == live
 
 
 def _commit_key_end(key: bytes) -> int:
@@ -295,13 +299,7 @@ def test_a_keys_identity_is_its_bytes_up_to_its_partition() -> None:
         )  # fmt: skip
         assert got == bytes([PLAIN_COMMIT] * n)
         start += n
-    out_rows, _, key_offsets, key_data, value_offsets, value_data = effects.live()
-    k_off, v_off = np.frombuffer(key_offsets, np.int32), np.frombuffer(value_offsets, np.int32)
-    got_live = {
-        key_data[k_off[j] + 2 : k_off[j + 1]]: (row, value_data[v_off[j] : v_off[j + 1]])
-        for j, row in enumerate(np.frombuffer(out_rows, np.int64).tolist())
-    }
-    assert got_live == live
+    assert _live_of(effects) == live
     assert len(live) < len(set(keys))  # some keys differ only after their partition
 
 
