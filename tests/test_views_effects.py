@@ -1395,6 +1395,30 @@ def test_offsets_and_deletions_are_the_commit_rows_columns(
     assert got[1].schema == DELETION_SCHEMA and got[1].equals(want[1])
 
 
+@pytest.mark.parametrize("held", [1, 1 << 16])
+def test_deletions_read_again_are_the_same_rows(tmp_path: Path, held: int) -> None:
+    """RecordEffects.deletions() and deleted() read a second time give the rows of the first,
+    and the tombstones taken out are not kept again (nothing grows from read to read); with
+    tombstones taken during the adds (``held``) or at the end."""
+    steps: list[tuple[Any, ...]] = [
+        ("commit", 0, False, 1, 10, None, False),
+        ("commit", 1, False, 3, 11, None, False),
+        ("commit", 0, False, 1, 12, None, True),
+        ("commit", 1, False, 3, 13, None, True),
+        ("commit", 2, False, 3, 14, None, False),
+    ]
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    write_log(path, steps)
+    with mock.patch.object(effects, "DELETED_HELD", held):
+        out = _record_effects(_decoded(path, 1))
+    first = out.deletions()
+    taken = len(out._deleted)
+    assert first.num_rows == 2
+    assert out.deletions().equals(first)
+    assert out.deleted().select(DELETION_SCHEMA.names).equals(first)
+    assert len(out._deleted) == taken
+
+
 def test_offsets_and_deletions_of_microsecond_timestamps(tmp_path: Path) -> None:
     """A tombstone's timestamp in epoch ms where the rows' are microseconds (kafka-log's), with
     legacy and current commits, as the commit rows give them."""

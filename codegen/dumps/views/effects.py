@@ -299,7 +299,8 @@ class RecordEffects:
 
     def deleted(self) -> pa.Table:
         """The commit rows of the tombstones that deleted a committed offset, in the order
-        they took effect."""
+        they took effect: the reference :meth:`deletions` is held to by the tests (the views
+        read :meth:`deletions`)."""
         tables = [self._commit_rows(out, True) for out in self._taken_deleted()]
         tables = [t for t in tables if t.num_rows]
         return pa.concat_tables(tables) if tables else COMMIT_ROW_SCHEMA.empty_table()
@@ -320,11 +321,17 @@ class RecordEffects:
         return pa.concat_tables(tables) if tables else DELETION_SCHEMA.empty_table()
 
     def _taken_deleted(self) -> list[tuple[bytes, ...]]:
-        self._deleted.append(self._effects.take_deleted())
+        """The tombstones the engine has taken out so far and those it holds, taken now: kept
+        only where there are any, so each read takes once and a second read gives the same
+        rows without growing the list."""
+        out = self._effects.take_deleted()
+        if len(out[0]):
+            self._deleted.append(out)
         return self._deleted
 
     def live(self) -> pa.Table:
-        """The commit rows of the keys' committed offsets, by record offset."""
+        """The commit rows of the keys' committed offsets, by record offset: the reference
+        :meth:`offsets` is held to by the tests (the views read :meth:`offsets`)."""
         return self._commit_rows(self._effects.live(), tombstones=False)
 
     def offsets(self) -> pa.Table:
