@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from codegen.columnar.package import SHIPPED
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.views import effects
 from codegen.dumps.views.commit_rows import (
@@ -1468,3 +1469,27 @@ def test_history_of_the_commits_numbers_alone_is_that_of_every_column(
         columns += [keyed.offset, keyed.leader_epoch, keyed.deleted_bounds]
         answers.append((history.keys, [c.tolist() for c in columns], keyed.deleted))
     assert answers[0] == answers[1]
+
+
+def test_history_decodes_keys_again_by_its_package(tmp_path: Path) -> None:
+    """RecordHistory decodes a key's first rows again (rows decoded for their numbers alone)
+    by the package it was given, as the rows were decoded, not the shipped one."""
+    steps: list[tuple[Any, ...]] = [
+        ("commit", 0, False, 1, 10, None, False),
+        ("commit", 1, False, 3, 11, None, False),
+        ("commit", 0, False, 1, 12, None, False),
+    ]
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    write_log(path, steps)
+    asked: list[str] = []
+
+    def by_shipped(rows: pa.Table, package: str = SHIPPED) -> Any:
+        asked.append(package)
+        return decode_commits(rows)
+
+    history = effects.RecordHistory(package="user_codecs")
+    with mock.patch.object(effects, "decode_commits", by_shipped):
+        for rb in record_batches(path, batch_rows=1000):
+            history.add(decode_commit_numbers(rb)[0])
+    assert asked and set(asked) == {"user_codecs"}
+    assert len(history.keys) == 2

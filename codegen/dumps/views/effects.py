@@ -489,15 +489,17 @@ class KeyedHistory(FrozenSlotted):
 class RecordHistory:
     """The commits and tombstones of one log partition that took effect, from its decoded
     ``__consumer_offsets`` rows (as :class:`RecordEffects` takes them) added in log order: the
-    history of :func:`codegen.dumps.views.offsets.history`, by key (:meth:`keyed`)."""
+    history of :func:`codegen.dumps.views.offsets.history`, by key (:meth:`keyed`); ``package``
+    decodes a key's first rows again as they were decoded."""
 
-    def __init__(self, segment_bytes: int = 0) -> None:
+    def __init__(self, segment_bytes: int = 0, package: str = SHIPPED) -> None:
         """``segment_bytes``: the bytes of the partition's segments where known (0 if not),
         which with the first rows' sizes tell how many rows to make room for
         (:meth:`_reserve`)."""
         self._effects = _engine_type()(history=True)
         self._rows = 0
         self._segment_bytes = segment_bytes
+        self._package = package
         self.keys: list[tuple[str | None, str | None, int | None]] = []
         """(group, topic, partition) by key number, decoded once per key."""
 
@@ -510,7 +512,7 @@ class RecordHistory:
         _add_records(self._effects, decoded, *_effect_numbers(decoded))
         first = np.frombuffer(self._effects.key_rows(len(self.keys)), np.int64) - self._rows
         if len(first):
-            self.keys += commit_keys(_decoded_keys(decoded, arrow_array(first)))
+            self.keys += commit_keys(_decoded_keys(decoded, arrow_array(first), self._package))
         self._rows += n
 
     def _reserve(self, first: pa.Table) -> None:
@@ -539,13 +541,13 @@ class RecordHistory:
         )
 
 
-def _decoded_keys(decoded: pa.Table, rows: pa.Array) -> pa.Array:
-    """``decodedKey`` of ``rows``, decoded again from their key bytes where the rows came
-    without it (:func:`~codegen.dumps.views.commits.decode_commit_numbers`): a key's first
-    rows, few."""
+def _decoded_keys(decoded: pa.Table, rows: pa.Array, package: str) -> pa.Array:
+    """``decodedKey`` of ``rows``, decoded again by ``package`` from their key bytes where the
+    rows came without it (:func:`~codegen.dumps.views.commits.decode_commit_numbers`): a key's
+    first rows, few."""
     if decoded.schema.get_field_index("decodedKey") >= 0:
         return single_array(decoded.column("decodedKey")).take(rows)
-    again, _ = decode_commits(decoded.select(["key", "value", "isControl"]).take(rows))
+    again, _ = decode_commits(decoded.select(["key", "value", "isControl"]).take(rows), package)
     return single_array(again.column("decodedKey"))
 
 
