@@ -306,9 +306,7 @@ def offset_columns(
     value alone."""
     return pa.table(
         {
-            "group": _either(decoded_key, _KEY_MEMBERS, "group", pa.string()),
-            "topic": _either(decoded_key, _KEY_MEMBERS, "topic", pa.string()),
-            "partition": _either(decoded_key, _KEY_MEMBERS, "partition", pa.int32()),
+            **_key_columns(decoded_key),
             "offset": _either(decoded_value, _VALUE_MEMBERS, "offset", pa.int64()),
             "leaderEpoch": _either(
                 decoded_value, _VALUE_MEMBERS, "leaderEpoch", pa.int32()
@@ -334,14 +332,22 @@ def deletion_columns(
     gives them."""
     return pa.table(
         {
-            "group": _either(decoded_key, _KEY_MEMBERS, "group", pa.string()),
-            "topic": _either(decoded_key, _KEY_MEMBERS, "topic", pa.string()),
-            "partition": _either(decoded_key, _KEY_MEMBERS, "partition", pa.int32()),
+            **_key_columns(decoded_key),
             "recordOffset": record_offset,
             "timestamp": millis(timestamp),
         },
         schema=DELETION_SCHEMA,
     )
+
+
+def _key_columns(decoded_key: pa.StructArray) -> dict[str, pa.Array]:
+    """The group, topic and partition of decoded offset-commit keys, as :func:`commit_rows`
+    gives them."""
+    return {
+        "group": _either(decoded_key, _KEY_MEMBERS, "group", pa.string()),
+        "topic": _either(decoded_key, _KEY_MEMBERS, "topic", pa.string()),
+        "partition": _either(decoded_key, _KEY_MEMBERS, "partition", pa.int32()),
+    }
 
 
 def commit_rows_left(
