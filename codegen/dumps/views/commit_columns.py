@@ -9,6 +9,7 @@ engine reads.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
 from typing import Any, Final
 
@@ -116,15 +117,42 @@ def _array(typ: pa.DataType, n: int, *buffers: bytes | None) -> pa.Array:
     return pa.Array.from_buffers(typ, n, [None if b is None else pa.py_buffer(b) for b in buffers])
 
 
-def _struct(
-    typ: pa.StructType, n: int, validity: bytes, children: dict[str, pa.Array]
+def _union(
+    typ: pa.StructType,
+    n: int,
+    validity: bytes,
+    members: dict[str, bytes],
+    fields: Mapping[str, tuple[bytes | None, ...]],
 ) -> pa.StructArray:
-    arrays = [children.get(f.name) for f in typ]
-    return pa.Array.from_buffers(
-        typ,
+    """A union column of ``typ`` (``decodedKey`` or ``decodedValue``) from ``commit_columns``'
+    buffers: each member (``members``: its validity by name) with the ``fields`` it has, their
+    buffers (offsets and data, or values) shared by the members, each field under its member's
+    validity; a member's other fields null."""
+    columns = []
+    for member in typ:
+        valid = members[member.name]
+        children = [
+            _array(f.type, n, valid, *fields[f.name]) if f.name in fields else _nulls(f.type, n)
+            for f in member.type
+        ]
+        columns.append(
+            pa.Array.from_buffers(member.type, n, [pa.py_buffer(valid)], children=children)
+        )
+    return pa.Array.from_buffers(typ, n, [pa.py_buffer(validity)], children=columns)
+
+
+def _decoded_value(
+    out: tuple[Any, ...], n: int, package: str, fields: Mapping[str, tuple[bytes | None, ...]]
+) -> pa.StructArray:
+    """``decodedValue`` of ``commit_columns``' tuple ``out`` (its members' validities at
+    13:16) with ``fields`` (:func:`_union`)."""
+    value_valid, value0, value1 = out[13:16]
+    return _union(
+        union_type(_FAMILY, "coordinator-value", package, COMMIT_NAMES),
         n,
-        [pa.py_buffer(validity)],
-        children=[_nulls(f.type, n) if a is None else a for f, a in zip(typ, arrays, strict=True)],
+        value_valid,
+        {"LegacyOffsetCommitValue": value0, "OffsetCommitValue": value1},
+        fields,
     )
 
 
@@ -144,47 +172,32 @@ def native_commit_columns(
     n = len(keys)
     (type_valid, rtype, name_valid, name_offsets, name_data) = out[0:5]
     (key_valid, key0, key1, group_offsets, group_data, topic_offsets, topic_data) = out[5:12]
-    (partition, value_valid, value0, value1, offset, epoch, meta_offsets, meta_data) = out[12:20]
-    (commit_ts, expire_ts, version_valid, version) = out[20:24]
-
-    def key_member(validity: bytes) -> dict[str, pa.Array]:
-        return {
-            "group": _array(pa.string(), n, validity, group_offsets, group_data),
-            "topic": _array(pa.string(), n, validity, topic_offsets, topic_data),
-            "partition": _array(pa.int32(), n, validity, partition),
-        }
-
-    def value_member(validity: bytes) -> dict[str, pa.Array]:
-        return {
-            "offset": _array(pa.int64(), n, validity, offset),
-            "leaderEpoch": _array(pa.int32(), n, validity, epoch),
-            "metadata": _array(pa.string(), n, validity, meta_offsets, meta_data),
-            "commitTimestamp": _array(pa.int64(), n, validity, commit_ts),
-            "expireTimestamp": _array(pa.int64(), n, validity, expire_ts),
-        }
-
-    # the members share their children's values; each has its own validity
-    members = {
-        "LegacyOffsetCommitKey": (key0, key_member(key0)),
-        "OffsetCommitKey": (key1, key_member(key1)),
-        "LegacyOffsetCommitValue": (value0, value_member(value0)),
-        "OffsetCommitValue": (value1, value_member(value1)),
+    partition = out[12]  # the value's members' validities, 13:16, read by _decoded_value
+    (offset, epoch, meta_offsets, meta_data, commit_ts, expire_ts) = out[16:22]
+    (version_valid, version) = out[22:24]
+    key = {
+        "group": (group_offsets, group_data),
+        "topic": (topic_offsets, topic_data),
+        "partition": (partition,),
     }
-
-    def union(typ: pa.StructType, validity: bytes) -> pa.StructArray:
-        return _struct(
-            typ, n, validity, {f.name: _struct(f.type, n, *members[f.name]) for f in typ}
-        )
-
+    value = {
+        "offset": (offset,),
+        "leaderEpoch": (epoch,),
+        "metadata": (meta_offsets, meta_data),
+        "commitTimestamp": (commit_ts,),
+        "expireTimestamp": (expire_ts,),
+    }
     columns = {
         "recordType": _array(pa.int16(), n, type_valid, rtype),
         "recordName": _array(pa.string(), n, name_valid, name_offsets, name_data),
-        "decodedKey": union(
-            union_type(_FAMILY, "coordinator-key", package, COMMIT_NAMES), key_valid
+        "decodedKey": _union(
+            union_type(_FAMILY, "coordinator-key", package, COMMIT_NAMES),
+            n,
+            key_valid,
+            {"LegacyOffsetCommitKey": key0, "OffsetCommitKey": key1},
+            key,
         ),
-        "decodedValue": union(
-            union_type(_FAMILY, "coordinator-value", package, COMMIT_NAMES), value_valid
-        ),
+        "decodedValue": _decoded_value(out, n, package, value),
         "valueVersion": _array(pa.int16(), n, version_valid, version),
     }
     return _with_flags(columns, called, package)
@@ -204,26 +217,9 @@ def native_commit_numbers(
         return None
     out, keys = called[0], called[1]
     n = len(keys)
-    (value_valid, value0, value1, offset, epoch) = out[13:18]
-    commit_ts = out[20]
-
-    def value_member(validity: bytes) -> dict[str, pa.Array]:
-        return {
-            "offset": _array(pa.int64(), n, validity, offset),
-            "leaderEpoch": _array(pa.int32(), n, validity, epoch),
-            "commitTimestamp": _array(pa.int64(), n, validity, commit_ts),
-        }
-
-    members = {
-        "LegacyOffsetCommitValue": (value0, value_member(value0)),
-        "OffsetCommitValue": (value1, value_member(value1)),
-    }
-    typ = union_type(_FAMILY, "coordinator-value", package, COMMIT_NAMES)
-    columns = {
-        "decodedValue": _struct(
-            typ, n, value_valid, {f.name: _struct(f.type, n, *members[f.name]) for f in typ}
-        ),
-    }
+    offset, epoch, commit_ts = out[16], out[17], out[20]
+    numbers = {"offset": (offset,), "leaderEpoch": (epoch,), "commitTimestamp": (commit_ts,)}
+    columns = {"decodedValue": _decoded_value(out, n, package, numbers)}
     return _with_flags(columns, called, package)
 
 
