@@ -82,6 +82,23 @@ def test_int16_heads_checks_its_buffers() -> None:
         _records.int16_heads(ends, b"")
 
 
+@pytest.mark.parametrize("rows", [1, 3, 4, 5, 8, 9])
+def test_offsets_that_fall_anywhere_are_refused(rows: int) -> None:
+    # row_offsets.h checks four rows a step and the rest one at a time: a fall in either part
+    data = bytes(2 * rows)
+    rising = np.arange(0, 2 * rows + 1, 2, dtype=np.int32)
+    assert len(_records.int16_heads(rising, data, None, 0, -1, -2)) == 8 * rows
+    for at in range(1, rows + 1):
+        fallen = rising.copy()
+        fallen[at] = fallen[at - 1] - 1
+        with pytest.raises(ValueError, match="outside its data"):
+            _records.int16_heads(fallen, data, None, 0, -1, -2)
+    below = rising - 1
+    below[1:] = rising[1:]
+    with pytest.raises(ValueError, match="outside its data"):
+        _records.int16_heads(below, data, None, 0, -1, -2)
+
+
 def _kinds(path: Path, batch_rows: int) -> list[Any]:
     decoder = coordinator_decoder("__consumer_offsets")
     partition = LoadedPartition("__consumer_offsets", 0)

@@ -421,15 +421,6 @@ static int buffers_get(BufferSet *set, PyObject *const *args, int n) {
     return 0;
 }
 
-/* Whether offsets (n + 1 int32 in a buffer) bound rows of data of `len` bytes. */
-static int offsets_valid(const Py_buffer *offsets, Py_ssize_t n, Py_ssize_t len) {
-    if (offsets->len != (n + 1) * (Py_ssize_t)sizeof(int32_t)) return 0;
-    const int32_t *off = offsets->buf;
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (off[i] < 0 || off[i + 1] < off[i] || off[i + 1] > len) return 0;
-    return 1;
-}
-
 /* n rows' kinds (uint8, 0 to 6) and int64 column(s) of n values each. */
 static int rows_valid(const Py_buffer *kinds, Py_ssize_t n, const Py_buffer *int64s, int count) {
     for (int c = 0; c < count; c++)
@@ -541,26 +532,6 @@ apart:
     e->values_len += n;
     e->values_live += n;
     return 0;
-}
-
-/* Whether the n + 1 int32 offsets of a binary column's rows rise (never fall) from 0 or more
-   to at most `limit` (its data's bytes, at most INT32_MAX): every row's bytes then lie in its
-   data. Four rows a step with SSE2 (a compare of each offset with the next, the falls or-ed):
-   some 1.5 instructions a row, where a check of each row's start and end as it was read took
-   some 8 (every arrow binary column's offsets rise; a column that breaks this is an error). */
-static int offsets_rise(const int32_t *off, Py_ssize_t n, int32_t limit) {
-    if (off[0] < 0 || off[n] > limit) return 0;
-    Py_ssize_t i = 0;
-#ifdef __SSE2__
-    __m128i fall = _mm_setzero_si128();
-    for (; i + 4 <= n; i += 4)
-        fall = _mm_or_si128(fall, _mm_cmpgt_epi32(_mm_loadu_si128((const __m128i *)(off + i)),
-                                                  _mm_loadu_si128((const __m128i *)(off + i + 1))));
-    if (_mm_movemask_epi8(fall)) return 0;
-#endif
-    for (; i < n; i++)
-        if (off[i] > off[i + 1]) return 0;
-    return 1;
 }
 
 #define EFFECTS_AHEAD 16 /* rows ahead whose key's slot is fetched (half of it: its entry) */

@@ -17,6 +17,7 @@
  * - superseded_commits (superseded_commits.h): the plain offset commits a later one of the
  *   same key supersedes, on the key bytes of the columns;
  * - commit_kind (commit_kinds.h): each row's kind for CommitEffects, from its key and flags;
+ * - offsets_valid (row_offsets.h): a binary column's row offsets lie in its data;
  * - row_flags (row_flags.h): those flags, from the flag columns' bitmaps;
  * - EffectHistory (effect_history.h): CommitEffects' history mode's rows that took effect, a
  *   column each, and their scatter by key;
@@ -50,6 +51,7 @@
 #include "key_store.h"
 #include "superseded_commits.h"
 #include "commit_kinds.h"
+#include "row_offsets.h"
 #include "row_flags.h"
 #include "effect_history.h"
 #include "commit_effects.h"
