@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from downgrade_logs import (
     cluster,
     commit,
+    consumer_group,
     dump,
     group_metadata,
     key,
@@ -135,6 +136,16 @@ def test_consumer_group_must_be_converted_before_downgrading(tmp_path: Path) -> 
     # The new one reads them: 4.0's default, or 3.6-3.9 configured for it.
     assert not check_downgrade(folder, "3.9", group_coordinator="new").blocked
     assert not check_downgrade(folder, "4.0").blocked
+
+
+def test_a_checks_steps_are_its_blockers_advice_once_each_in_their_order(
+    tmp_path: Path,
+) -> None:
+    # two records of each of two groups: four blockers, one step a group
+    folder = dump(tmp_path, consumer_group("b", 5) + consumer_group("a", 5))
+    check = next(c for c in check_downgrade(folder, "3.9").checks if c.name == "group coordinator")
+    assert len(check.findings) == 4
+    assert [s.rsplit(" ", 1)[-1] for s in check.steps] == ["b", "a"]
 
 
 def test_streams_group_is_blocked_before_the_release_that_knows_it(tmp_path: Path) -> None:

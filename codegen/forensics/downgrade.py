@@ -164,13 +164,10 @@ def _record_check(
         f"{len(blockers)} blocking"
     )
     if blockers:
-        return Check(
-            name,
-            BLOCKED,
-            summary,
-            [_finding_line(b) for b in blockers],
-            _dedupe(b.reason.split("; ", 1)[-1] for b in blockers),
-        )
+        # each distinct advice once, in the blockers' order, by a dict (a list's `in` compared
+        # the thousands of long, mostly alike texts pair by pair)
+        steps = list(dict.fromkeys(b.reason.split("; ", 1)[-1] for b in blockers))
+        return Check(name, BLOCKED, summary, [_finding_line(b) for b in blockers], steps)
     return Check(name, partial or PASSED, summary)
 
 
@@ -182,14 +179,6 @@ def _finding_line(b: Blocker) -> str:
         what = f"{b.name} ({b.record_type}) {version}"
     more = f" (and {b.count - 1} more like it)" if b.count > 1 else ""
     return f"{b.topic}-{b.partition}@{b.offset} {what} {quoted_group(b.group)}: {b.rule}{more}"
-
-
-def _dedupe(items: Iterable[str]) -> list[str]:
-    out: list[str] = []
-    for i in items:
-        if i not in out:
-            out.append(i)
-    return out
 
 
 def _loaded_by(target: Release, loader: Loader) -> str:

@@ -7,6 +7,7 @@ share-group state)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import attrgetter
 from typing import Final
 
 from codegen.dumps.coordinator import (
@@ -36,6 +37,9 @@ __all__ = [
 
 GROUP_RECORD_PREFIXES: Final = ("ConsumerGroup", "ShareGroup", "StreamsGroup")
 
+_BY_OFFSET: Final = attrgetter("offset")
+"""A live record's sort key (tens of thousands a partition: no Python call each)."""
+
 
 def _is_group_state(name: str) -> bool:
     # A type newer than our specs is named "unknown": judged as not group state.
@@ -60,7 +64,7 @@ def partition_findings(
     Spark ``downgrade_findings``."""
     topic = loader_topic(loader)
     where = f"{topic}-{view.partition}"
-    live = sorted(view.live.values(), key=lambda r: r.offset)
+    live = sorted(view.live.values(), key=_BY_OFFSET)
     live_offsets = {r.offset for r in live}
     found: list[Blocker] = []
     failures = _failures(view, target, loader, live_offsets)
@@ -256,7 +260,7 @@ def _refused_in_order(
 def _from_live(view: LiveRecords, loader: Loader) -> LoadedPartition:
     """A view made from records rather than files: its live records are all there is."""
     loaded = LoadedPartition(loader_topic(loader), view.partition)
-    for rec in sorted(view.live.values(), key=lambda r: r.offset):
+    for rec in sorted(view.live.values(), key=_BY_OFFSET):
         kind = loaded.kinds.get((rec.record_type, rec.value_version))
         if kind is None:
             loaded.kinds[(rec.record_type, rec.value_version)] = RecordKind(
@@ -408,7 +412,7 @@ def share_findings(target: Release, mode: str) -> Callable[[LiveRecords], list[B
                 + GROUP_STEPS["share"].format(group=shell_word(rec.group)),
                 SHARE_GROUP_STATE,
             )
-            for rec in sorted(view.live.values(), key=lambda r: r.offset)
+            for rec in sorted(view.live.values(), key=_BY_OFFSET)
         ]
 
     return findings
