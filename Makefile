@@ -193,6 +193,7 @@ SANITIZE_TESTS := tests/test_native_arguments.py tests/test_read_limits.py \
   tests/test_forensics_lag.py::test_commit_log_ends_at_every_time \
   tests/test_forensics_lag.py::test_lag_lines_are_the_groups_json \
   tests/test_forensics_lag.py::test_lag_lines_of_odd_values_are_orjson_s \
+  tests/test_forensics_lag.py::test_lag_write_keeps_what_a_callback_drops \
   tests/test_forensics_lag.py::test_lag_lines_keep_repeated_texts_apart \
   tests/test_forensics_lag.py::test_written_group_lines_are_the_groups_lines \
   tests/test_forensics_lag.py::test_runs_of_refused_groups_are_the_reference_s \

@@ -409,6 +409,45 @@ def test_lag_lines_of_odd_values_are_orjson_s(log_folder: Path) -> None:
         printer.lag_write(len, not_bytes, every, shares[1:], prefixes, columns, masks, bounds)
 
 
+def test_lag_write_keeps_what_a_callback_drops(log_folder: Path) -> None:
+    """lag_write reads the groups, shares and partitions' lists as they were given when a
+    callback (the reference, as here, or the output's write) runs Python that clears them and
+    drops the only other references to the groups and partitions: each line is still the
+    group's as given."""
+    import orjson
+
+    from codegen.forensics import lag_json
+
+    printer = lag_json.native_printer()
+    if printer is None:
+        pytest.skip("the native printer is not built")
+    reports = lag_reports(log_folder)
+    assert len(reports) >= 2 and all(g.partitions for g in reports)
+    refused = GroupLag("big", None, [_replace(reports[1].partitions[0], lag=2**64)], 5)
+    groups = [*reports, refused, *reports[::-1]]
+    want = [orjson.dumps(g.to_json()) for g in groups[: len(reports)]]
+    want += [lag_json._reference_line(refused).rstrip(b"\n")]
+    want += [orjson.dumps(g.to_json()) for g in groups[len(reports) + 1 :]]
+    shares = [None] * len(groups)
+    columns, masks, bounds = lag_json._commit_rows([p for g in groups for p in g.partitions])
+    del reports, refused
+
+    def clearing(group: GroupLag) -> bytes:
+        line = lag_json._reference_line(group)
+        for g in groups:
+            g.partitions.clear()
+        groups.clear()
+        shares.clear()
+        return line
+
+    text = bytearray()
+    written = printer.lag_write(
+        text.extend, clearing, groups, shares, lag_json._COMMIT_PREFIXES, columns, masks, bounds
+    )
+    assert written == len(want) and not groups
+    assert bytes(text).split(b"\n")[:-1] == want
+
+
 def test_lag_lines_keep_repeated_texts_apart(log_folder: Path) -> None:
     """The texts lag_write keeps (a partition's group, topic, log end source and status, by
     hash; its reason, the last one by identity) are printed again only for an equal string:

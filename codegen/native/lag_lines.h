@@ -192,12 +192,16 @@ static HOT_INLINE int put_partition_member(Buf *b, PartitionReader *r, PyObject 
     return done;
 }
 
-/* What lag_write prints from: the groups (a list of GroupLag), their shares'
-   texts and partitions' lists (held), the commit rows and their bounds, the partitions'
-   reader, and one group's skeleton: its line without its partitions' commits, the commits of
-   partition p going at cut[p] (its text and cut reused from group to group). */
+/* What lag_write prints from: the groups (a list of GroupLag) and their shares' texts, each
+   list a copy held here, and the groups' partitions, group g's parts[starts[g]:starts[g + 1]],
+   each held (write and reference run Python, which may change or drop the caller's lists and
+   the objects only they hold); the commit rows and their bounds, the partitions' reader, and
+   one group's skeleton: its line without its partitions' commits, the commits of partition p
+   going at cut[p] (its text and cut reused from group to group). */
 typedef struct {
-    PyObject *groups, *shares, *parts;
+    PyObject *groups, *shares;
+    PyObject **parts;
+    Py_ssize_t *starts, held_parts;
     ObjectRows rows;
     RowBuffers held;
     Py_buffer bounds;
@@ -214,7 +218,34 @@ static void lag_print_close(LagPrint *lp) {
     PyMem_Free(lp->cut);
     if (lp->held_bounds) PyBuffer_Release(&lp->bounds);
     row_buffers_release(&lp->held);
-    Py_XDECREF(lp->parts);
+    for (Py_ssize_t i = 0; i < lp->held_parts; i++) Py_DECREF(lp->parts[i]);
+    PyMem_Free(lp->parts);
+    PyMem_Free(lp->starts);
+    Py_XDECREF(lp->shares);
+    Py_XDECREF(lp->groups);
+}
+
+/* The partitions of list ps (a group's) added to lp's, each held (cap: the room made); 0, or -1
+   with an error set. */
+static int lag_parts_hold(LagPrint *lp, PyObject *ps, Py_ssize_t *cap) {
+    if (!PyList_CheckExact(ps)) {
+        PyErr_SetString(PyExc_TypeError, "lag_write: a group's partitions are a list");
+        return -1;
+    }
+    const Py_ssize_t n = PyList_GET_SIZE(ps);
+    if (lp->held_parts + n > *cap) {
+        const Py_ssize_t want = Py_MAX(lp->held_parts + n, 2 * *cap);
+        PyObject **parts = PyMem_Realloc(lp->parts, (size_t)want * sizeof *parts);
+        if (!parts) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        lp->parts = parts;
+        *cap = want;
+    }
+    for (Py_ssize_t p = 0; p < n; p++)
+        lp->parts[lp->held_parts++] = Py_NewRef(PyList_GET_ITEM(ps, p));
+    return 0;
 }
 
 /* lp read from (groups, shares, prefixes, columns, masks, bounds), as lag_write takes them;
@@ -223,12 +254,17 @@ static int lag_print_open(LagPrint *lp, PyObject *const *args) {
     static const char name[] = "lag_write";
     memset(lp, 0, sizeof *lp);
     if (lag_names() < 0) return -1;
-    lp->groups = args[0];
-    lp->shares = args[1];
-    const Py_ssize_t ng = PyList_GET_SIZE(lp->groups);
-    if (!(lp->parts = PyList_New(ng))) return -1;
-    Py_ssize_t total = 0;
+    const Py_ssize_t ng = PyList_GET_SIZE(args[0]);
+    if (!(lp->groups = PyList_GetSlice(args[0], 0, ng)) ||
+        !(lp->shares = PyList_GetSlice(args[1], 0, ng)))
+        return -1;
+    if (!(lp->starts = PyMem_Malloc((size_t)(ng + 1) * sizeof *lp->starts))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t total = 0, cap = 0;
     for (Py_ssize_t g = 0; g < ng; g++) {
+        lp->starts[g] = total;
         PyObject *share = PyList_GET_ITEM(lp->shares, g);
         if (share != Py_None && !PyBytes_Check(share)) {
             PyErr_Format(PyExc_TypeError, "%s: a group's shares are bytes or None", name);
@@ -237,13 +273,12 @@ static int lag_print_open(LagPrint *lp, PyObject *const *args) {
         PyObject *ps =
             PyObject_GetAttr(PyList_GET_ITEM(lp->groups, g), S_group_attrs[LG_PARTITIONS]);
         if (!ps) return -1;
-        PyList_SET_ITEM(lp->parts, g, ps);
-        if (!PyList_CheckExact(ps)) {
-            PyErr_Format(PyExc_TypeError, "%s: a group's partitions are a list", name);
-            return -1;
-        }
-        total += PyList_GET_SIZE(ps);
+        const int held = lag_parts_hold(lp, ps, &cap);
+        Py_DECREF(ps);
+        if (held < 0) return -1;
+        total = lp->held_parts;
     }
+    lp->starts[ng] = total;
     const Py_ssize_t n = object_rows(name, args[2], args[3], args[4], &lp->rows, &lp->held);
     const Py_ssize_t runs = n < 0 ? -1 : row_bounds(name, args[5], &lp->bounds, n);
     if (runs < 0) return -1;
@@ -258,9 +293,7 @@ static int lag_print_open(LagPrint *lp, PyObject *const *args) {
         return -1;
     }
     PyTypeObject *first = NULL;
-    for (Py_ssize_t g = 0; g < ng && !first; g++)
-        if (PyList_GET_SIZE(PyList_GET_ITEM(lp->parts, g)))
-            first = Py_TYPE(PyList_GET_ITEM(PyList_GET_ITEM(lp->parts, g), 0));
+    if (total) first = Py_TYPE(lp->parts[0]);
     partition_reader(lp->reader, first ? first : &PyBaseObject_Type);
     return 0;
 }
@@ -270,8 +303,8 @@ static int lag_print_open(LagPrint *lp, PyObject *const *args) {
 static int lag_skeleton(LagPrint *lp, Py_ssize_t g) {
     static const char *const keys[3] = {"{\"group\":", ",\"status\":", ",\"now\":"};
     PyObject *group = PyList_GET_ITEM(lp->groups, g), *share = PyList_GET_ITEM(lp->shares, g);
-    PyObject *partitions = PyList_GET_ITEM(lp->parts, g);
-    const Py_ssize_t n = PyList_GET_SIZE(partitions);
+    PyObject *const *partitions = lp->parts + lp->starts[g];
+    const Py_ssize_t n = lp->starts[g + 1] - lp->starts[g];
     Buf *b = &lp->skeleton;
     b->len = 0;
     if (n > lp->cut_cap) {
@@ -289,7 +322,7 @@ static int lag_skeleton(LagPrint *lp, Py_ssize_t g) {
     }
     if (PUT_LITERAL(b, ",\"partitions\":[") < 0) return -1;
     for (Py_ssize_t p = 0; p < n; p++) {
-        PyObject *part = PyList_GET_ITEM(partitions, p);
+        PyObject *part = partitions[p];
         if (p && PUT_LITERAL(b, ",") < 0) return -1;
         for (int i = 0; i < N_PARTITION_ATTRS; i++) {
             int done = put_partition_member(b, lp->reader, part, i);
@@ -310,7 +343,7 @@ static int lag_skeleton(LagPrint *lp, Py_ssize_t g) {
    + 1], all in one put_object_runs (its setup and each field's kept top digits once a group,
    not once a partition); 0 or -1. */
 static int lag_line(Buf *b, const LagPrint *lp, Py_ssize_t g, const int64_t *at) {
-    const Py_ssize_t n = PyList_GET_SIZE(PyList_GET_ITEM(lp->parts, g));
+    const Py_ssize_t n = lp->starts[g + 1] - lp->starts[g];
     const RowRuns runs = {at, n, lp->skeleton.p, lp->cut};
     if (put_object_runs(b, &lp->rows, &runs) < 0) return -1;
     const Py_ssize_t done = n ? lp->cut[n - 1] : 0;
@@ -369,7 +402,7 @@ static PyObject *lag_write(PyObject *module, PyObject *const *args, Py_ssize_t n
         } else if (done < 0 || lag_line(&b, &lp, g, at) < 0 || PUT_LITERAL(&b, "\n") < 0) {
             goto done;
         }
-        at += PyList_GET_SIZE(PyList_GET_ITEM(lp.parts, g));
+        at += lp.starts[g + 1] - lp.starts[g];
     }
     if (buf_drain(&b) == 0) written = ng;
 done:
