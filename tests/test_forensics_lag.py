@@ -771,6 +771,34 @@ def _newest_by_the_read(files: list[Path]) -> tuple[int, list[int | None]]:
     return lag_module._newest_read(files, read), read
 
 
+def test_history_room_under_a_cut_is_the_bytes_it_keeps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The commits' history of a partition makes room by its segments' bytes, and under a cut
+    (--as-of) by the bytes of the batches the cut keeps, those read, not the whole files'."""
+    from tests.test_views_offsets import KEYS, write_log
+
+    if not lag_module.effects.native_enabled():
+        pytest.skip("the native engine is not built")
+    steps = [("commit", n % len(KEYS), False, 3, n, None, False) for n in range(100)]
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    write_log(path, steps)
+    sizes = batch_rows(path).column("size").to_pylist()
+    given: list[int] = []
+
+    class Noted(lag_module.RecordHistory):
+        def __init__(self, segment_bytes: int = 0) -> None:
+            given.append(segment_bytes)
+            super().__init__(segment_bytes)
+
+    monkeypatch.setattr(lag_module, "RecordHistory", Noted)
+    for cut, kept in ((None, 100), (AsOf(offset=39), 40), (AsOf(offset=-1), 0)):
+        given.clear()
+        lag_module._read_commits([path], cut, None)
+        assert given == [path.stat().st_size if cut is None else sum(sizes[:kept])]
+    assert sum(sizes) == path.stat().st_size
+
+
 def test_now_by_the_commits_read_is_the_reference(tmp_path: Path) -> None:
     """The newest batch time the commits' read gives of a file it reads whole natively is what
     the walk gives (:func:`newest_segment_time`); a file with an entry the native loop leaves

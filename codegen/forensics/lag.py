@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from codegen.dumps.arrow import record_batches
@@ -223,12 +224,18 @@ def _read_commits(
     one pass noting each commit as it takes effect (:class:`RecordHistory`); else the pure
     backend's sorts (``codegen.dumps.views.offsets.history``). ``newest`` receives each file's
     newest batch time where the read gives it (``record_batches``' ``newest_times``)."""
-    commits = RecordHistory(_segment_bytes(files)) if effects.native_enabled() else CommitHistory()
+    cuts = None if as_of is None else [_cut(f, as_of) for f in files]
+    if not effects.native_enabled():
+        commits: RecordHistory | CommitHistory = CommitHistory()
+    elif cuts is None:
+        commits = RecordHistory(_segment_bytes(files))
+    else:  # the bytes the cut keeps, which are read
+        commits = RecordHistory(sum(kept_bytes for _, kept_bytes in cuts))
     # the engine's history pass reads the commits' numbers alone
     decode = decode_commit_numbers if isinstance(commits, RecordHistory) else decode_commits
-    for f in files:
+    for i, f in enumerate(files):
         found: list[SegmentError] = []
-        kept = None if as_of is None else kept_positions(f, as_of)
+        kept = None if cuts is None else cuts[i][0]
         for rb in record_batches(
             f,
             headers=False,
@@ -244,6 +251,16 @@ def _read_commits(
     if isinstance(commits, RecordHistory):
         return keyed_effects(commits)
     return keyed_commits(commits.table())
+
+
+def _cut(path: StoragePath, as_of: AsOf) -> tuple[npt.NDArray[np.int64], int]:
+    """The positions of the batches of ``path`` the cut keeps (:func:`kept_positions`) and the
+    bytes they take."""
+    rows = batch_rows(path)
+    kept = kept_positions(path, as_of, rows)
+    positions = np.asarray(rows.column("batchPosition").to_numpy(), np.int64)
+    sizes = np.asarray(rows.column("size").fill_null(0).to_numpy(), np.int64)
+    return kept, int(sizes[np.isin(positions, kept)].sum())
 
 
 def _segment_bytes(files: Sequence[StoragePath]) -> int:
