@@ -33,53 +33,78 @@ def _backend(name: str) -> Iterator[None]:
         use_backend(None)
 
 
-def test_the_engine_reads_the_heads() -> None:
+def test_the_engine_counts_the_kinds() -> None:
     """The native cases below are the engine's, not the reference's again."""
     with _backend("native"):
-        assert loaded.engine_function("int16_heads") is not None
+        assert loaded.engine_function("record_kinds") is not None
     with _backend("pure"):
-        assert loaded.engine_function("int16_heads") is None
+        assert loaded.engine_function("record_kinds") is None
 
 
-rows = st.lists(st.one_of(st.none(), st.binary(max_size=5)), max_size=40)
+def _code(record_type: int, version: int) -> int:
+    return (record_type + 32768) * 65536 + version + 32768
 
 
-@settings(max_examples=200, deadline=None)
-@given(values=rows, start=st.integers(0, 6), null=st.integers(-3, 3), short=st.integers(-3, 3))
-def test_the_engine_reads_each_rows_first_int16_as_the_reference(
-    values: list[bytes | None], start: int, null: int, short: int
+cells = st.one_of(st.none(), st.binary(max_size=3), st.sampled_from([b"\xff\xff", b"\x00\x01x"]))
+rows = st.lists(st.tuples(cells, cells, st.booleans()), max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows=rows, key_start=st.integers(0, 9), value_start=st.integers(0, 9))
+def test_the_engine_counts_each_chunks_kinds_as_the_reference(
+    rows: list[tuple[bytes | None, bytes | None, bool]], key_start: int, value_start: int
 ) -> None:
-    column = pa.array(values, pa.binary())[min(start, len(values)) :]  # sliced: offsets
+    # key and value sliced apart (their own offsets into their buffers and bitmaps)
+    keys = pa.array([None] * key_start + [k for k, _, _ in rows], pa.binary())[key_start:]
+    values = pa.array([None] * value_start + [v for _, v, _ in rows], pa.binary())[value_start:]
+    rb = pa.RecordBatch.from_arrays([keys, values], ["key", "value"])
+    counted = np.array([c for _, _, c in rows], np.bool_)
     with _backend("native"):
-        native = loaded._heads(column, null, short)
+        native = loaded._kinds_in(rb, counted)
     with _backend("pure"):
-        reference = loaded._heads(column, null, short)
-    assert native.tolist() == reference.tolist()
-    expected = [
-        null if v is None else short if len(v) < 2 else int.from_bytes(v[:2], "big", signed=True)
-        for v in values[min(start, len(values)) :]
-    ]
-    assert native.tolist() == expected
+        reference = loaded._kinds_in(rb, counted)
+    assert native == reference
+
+    def head(cell: bytes | None, null: int, short: int) -> int:
+        if cell is None:
+            return null
+        return short if len(cell) < 2 else int.from_bytes(cell[:2], "big", signed=True)
+
+    expected: dict[int, list[int]] = {}
+    for i, (k, v, c) in enumerate(rows):
+        if c:
+            code = _code(head(k, -1, -1), head(v, -1, -2))
+            expected.setdefault(code, [code, i, 0])[2] += 1
+    assert native == [tuple(expected[c]) for c in sorted(expected)]
 
 
-def test_int16_heads_checks_its_buffers() -> None:
+def _record_kinds(offsets: Any, data: Any, validity: Any = None, bit: int = 0) -> Any:
+    """record_kinds of two rows whose keys are these and whose values are 5 and -2."""
+    value_ends = np.array([0, 2, 4], np.int32)
+    return _records.record_kinds(
+        offsets, data, value_ends, b"\x00\x05\xff\xfe", np.ones(2, np.uint8), validity, bit, None, 0
+    )
+
+
+def test_record_kinds_checks_its_buffers() -> None:
     ends = np.array([0, 2, 4], np.int32)
-    assert np.frombuffer(
-        _records.int16_heads(ends, b"\x00\x05\xff\xfe", None, 0, -1, -2), np.int64
-    ).tolist() == [5, -2]
-    assert np.frombuffer(
-        _records.int16_heads(ends, b"\x00\x05\xff\xfe", b"\x02", 0, -1, -2), np.int64
-    ).tolist() == [-1, -2]
+    data = b"\x00\x05\xff\xfe"
+    assert _record_kinds(ends, data) == [(_code(-2, -2), 1, 1), (_code(5, 5), 0, 1)]
+    assert _record_kinds(ends, data, b"\x02") == [(_code(-2, -2), 1, 1), (_code(-1, 5), 0, 1)]
+    assert _record_kinds(np.array([0, 1, 1], np.int32), data) == [
+        (_code(-1, -2), 1, 1),
+        (_code(-1, 5), 0, 1),
+    ]
     with pytest.raises(ValueError, match="outside its data"):
-        _records.int16_heads(ends, b"\x00\x05\xff", None, 0, -1, -2)
+        _record_kinds(ends, b"\x00\x05\xff")
     with pytest.raises(ValueError, match="bitmap is too short"):
-        _records.int16_heads(ends, b"\x00\x05\xff\xfe", b"\x03", 7, -1, -2)
+        _record_kinds(ends, data, b"\x03", 7)
     with pytest.raises(ValueError, match="bitmap is too short"):
-        _records.int16_heads(ends, b"\x00\x05\xff\xfe", b"\x03", -1, -1, -2)
-    with pytest.raises(ValueError, match="rows \\+ 1"):
-        _records.int16_heads(b"\x00\x00", b"", None, 0, -1, -2)
+        _record_kinds(ends, data, b"\x03", -1)
+    with pytest.raises(ValueError, match="outside its data"):
+        _record_kinds(b"\x00\x00", b"")
     with pytest.raises(TypeError):
-        _records.int16_heads(ends, b"")
+        _records.record_kinds(ends, b"")
 
 
 @pytest.mark.parametrize("rows", [1, 3, 4, 5, 8, 9])
@@ -87,16 +112,21 @@ def test_offsets_that_fall_anywhere_are_refused(rows: int) -> None:
     # row_offsets.h checks four rows a step and the rest one at a time: a fall in either part
     data = bytes(2 * rows)
     rising = np.arange(0, 2 * rows + 1, 2, dtype=np.int32)
-    assert len(_records.int16_heads(rising, data, None, 0, -1, -2)) == 8 * rows
+    counted = np.ones(rows, np.uint8)
+
+    def kinds(key_offsets: Any) -> Any:
+        return _records.record_kinds(key_offsets, data, rising, data, counted, None, 0, None, 0)
+
+    assert kinds(rising) == [(_code(0, 0), 0, rows)]
     for at in range(1, rows + 1):
         fallen = rising.copy()
         fallen[at] = fallen[at - 1] - 1
         with pytest.raises(ValueError, match="outside its data"):
-            _records.int16_heads(fallen, data, None, 0, -1, -2)
+            kinds(fallen)
     below = rising - 1
     below[1:] = rising[1:]
     with pytest.raises(ValueError, match="outside its data"):
-        _records.int16_heads(below, data, None, 0, -1, -2)
+        kinds(below)
 
 
 def _kinds(path: Path, batch_rows: int) -> list[Any]:

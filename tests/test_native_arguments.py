@@ -392,7 +392,7 @@ ENTRY_POINTS = [
     ("_records", "newest_batches"),
     ("_records", "crc32c"),
     ("_records", "key_numbers"),
-    ("_records", "int16_heads"),
+    ("_records", "record_kinds"),
     ("_records", "log_end_index"),
     ("_records", "commit_log_ends"),
     ("_records", "window_rules"),

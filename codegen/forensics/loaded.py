@@ -69,21 +69,15 @@ class LoadedPartition(Slotted):
         rows = readable & ~control
         if not rows.any():
             return
-        types = _heads(rb.column("key"), NO_KEY, NO_KEY)
-        versions = _heads(rb.column("value"), _TOMBSTONE, _NO_VERSION)
-        codes = (types[rows] + 32768) * 65536 + (versions[rows] + 32768)
-        distinct, first, counts = _kinds_of(codes)
-        row_offsets = offsets[rows]
         key_column = rb.column("key")
-        row_index = np.flatnonzero(rows)
-        self.records += int(rows.sum())
-        for code, at, n in zip(distinct.tolist(), first.tolist(), counts.tolist(), strict=True):
+        self.records += int(np.count_nonzero(rows))
+        for code, at, n in _kinds_in(rb, rows):
             rtype, version = code // 65536 - 32768, code % 65536 - 32768
             kind = self.kinds.get((rtype, version))
             if kind is not None:
                 kind.count += n
                 continue
-            key = key_column[int(row_index[at])].as_py()
+            key = key_column[at].as_py()
             name, group = "unknown", None
             if rtype != NO_KEY and key is not None:
                 _, decoded_name, key_obj = decoder.decode_key(key)
@@ -92,7 +86,7 @@ class LoadedPartition(Slotted):
             self.kinds[(rtype, version)] = RecordKind(
                 rtype,
                 None if version == _TOMBSTONE else version,
-                int(row_offsets[at]),
+                int(offsets[at]),
                 n,
                 name,
                 group,
@@ -145,18 +139,36 @@ class LoadedPartition(Slotted):
                 yield offsets[i], rec.name or "unknown", rec.key, rec.value
 
 
-def _heads(column: pa.Array | pa.ChunkedArray, null: int, short: int) -> npt.NDArray[np.int64]:
+def _kinds_in(rb: pa.RecordBatch, rows: npt.NDArray[np.bool_]) -> list[tuple[int, int, int]]:
+    """The kinds of record of a chunk's rows ``rows``: (code, first row, count) by code, the
+    code ``(record type + 32768) * 65536 + value version + 32768`` (a key's record type and a
+    value's version: the big-endian int16 each starts with; :data:`NO_KEY` for a null key or
+    one shorter, :data:`_TOMBSTONE` for a null value, :data:`_NO_VERSION` for one shorter). By
+    the engine in one pass (``record_kinds.h``) where it is built and asked for, else by
+    :func:`_heads` and :func:`_kinds_of`, the reference."""
+    key, value = single_array(rb.column("key")), single_array(rb.column("value"))
+    record_kinds = engine_function("record_kinds")
+    if record_kinds is not None and key.type == value.type == pa.binary():
+        return record_kinds(  # type: ignore[no-any-return]
+            *binary_buffers(key),
+            *binary_buffers(value),
+            rows.view(np.uint8),
+            key.buffers()[0] if key.null_count else None,
+            key.offset,
+            value.buffers()[0] if value.null_count else None,
+            value.offset,
+        )
+    types, versions = _heads(key, NO_KEY, NO_KEY), _heads(value, _TOMBSTONE, _NO_VERSION)
+    codes = (types[rows] + 32768) * 65536 + (versions[rows] + 32768)
+    distinct, first, counts = _kinds_of(codes)
+    at = np.flatnonzero(rows)[first]
+    return list(zip(distinct.tolist(), at.tolist(), counts.tolist(), strict=True))
+
+
+def _heads(column: pa.Array, null: int, short: int) -> npt.NDArray[np.int64]:
     """The big-endian int16 each row of a binary column starts with (a key's record type, a
     value's version), ``null`` where the row is null and ``short`` where it holds fewer than
-    two bytes: by the engine in one pass (``row_heads.h``) where it is built and asked for,
-    else by :meth:`~codegen.columnar.decode.Rows.int16_at`, the reference."""
-    column = single_array(column)
-    int16_heads = engine_function("int16_heads")
-    if int16_heads is not None and column.type == pa.binary():
-        ends, data = binary_buffers(column)
-        validity = column.buffers()[0] if column.null_count else None
-        heads = int16_heads(ends, data, validity, column.offset, null, short)
-        return np.frombuffer(heads, np.int64)
+    two bytes."""
     rows = Rows(column)
     values, read = rows.int16_at(rows.starts, rows.ends)
     return np.where(rows.valid, np.where(read, values, short), null)

@@ -23,7 +23,7 @@
  *   column each, and their scatter by key;
  * - CommitEffects (commit_effects.h): the committed offsets of a log partition, in one pass;
  * - LiveKeys (live_keys.h): the live records of a coordinator log partition, in one pass;
- * - int16_heads (row_heads.h): the int16 each row of a binary column starts with;
+ * - record_kinds (record_kinds.h): a chunk's kinds of record (key type, value version), counted;
  * - log_end_index (step_index.h): the log ends' steps indexed by time once a command;
  * - commit_log_ends (log_end_lags.h): each commit's log end offset at its time, and lag;
  * - window_rules (burrow_windows.h): which of Burrow's rules judges each window of commits;
@@ -56,7 +56,7 @@
 #include "effect_history.h"
 #include "commit_effects.h"
 #include "live_keys.h"
-#include "row_heads.h"
+#include "record_kinds.h"
 #include "step_index.h"
 #include "log_end_lags.h"
 #include "burrow_windows.h"
@@ -123,9 +123,10 @@ static PyMethodDef records_functions[] = {
     {"row_flags", (PyCFunction)(void (*)(void))row_flags, METH_FASTCALL,
      "row_flags(n, control, transactional, tombstone, error, decode_error) -> bytes: each "
      "row's flags for CommitEffects.add_records, from bitmaps (see row_flags.h)."},
-    {"int16_heads", (PyCFunction)(void (*)(void))int16_heads, METH_FASTCALL,
-     "int16_heads(offsets, data, validity, bit_offset, null, short) -> bytes: the big-endian "
-     "int16 each row of a binary column starts with, as int64 (see row_heads.h)."},
+    {"record_kinds", (PyCFunction)(void (*)(void))record_kinds, METH_FASTCALL,
+     "record_kinds(key_offsets, key_data, value_offsets, value_data, rows, key_validity, "
+     "key_bit_offset, value_validity, value_bit_offset) -> [(code, first row, count)]: the "
+     "kinds of record (key type by value version) of the rows, by code (see record_kinds.h)."},
     {"log_end_index", (PyCFunction)(void (*)(void))log_end_index, METH_FASTCALL,
      "log_end_index(steps) -> capsule: the log ends' steps ((times, ends) pairs, held) "
      "indexed by time once, for commit_log_ends (see step_index.h)."},

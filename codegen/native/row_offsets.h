@@ -1,6 +1,6 @@
 /* Whether the offsets of a binary column's rows (Arrow's int32 offsets) lie in its data: what
  * every pass over a chunk's key and value bytes checks before it reads a row (commit_effects.h,
- * live_keys.h, row_heads.h).
+ * live_keys.h, record_kinds.h).
  */
 
 #ifdef __SSE2__
