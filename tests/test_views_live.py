@@ -5,19 +5,23 @@ tombstones, group records and transactions."""
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from downgrade_logs import key
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_views_offsets import logs_with_groups, write_log
 
 from codegen.dumps.arrow import record_batches
-from codegen.dumps.coordinator import coordinator_decoder, decode_batches
+from codegen.dumps.coordinator import CoordinatorDecoder, coordinator_decoder, decode_batches
 from codegen.dumps.views.live import LiveKeys
-from codegen.forensics.coordinator_partitions import LiveRecords, scan_partition
+from codegen.forensics.coordinator_partitions import LiveRecord, LiveRecords, scan_partition
+from codegen.forensics.loaded import group_of
+from codegen.runtime.backends import use_backend
 
 
 def _record_view(path: Path) -> list[Any]:
@@ -102,3 +106,64 @@ def test_a_real_dump_has_the_same_live_records() -> None:
     expected = _record_view(segment)
     assert expected and _column_view(segment, 100, 50, native=True) == expected
     assert _column_view(segment, 100, 50, native=False) == expected
+
+
+def _odd_keys() -> list[tuple[str, bytes]]:
+    commit = key("OffsetCommitKey", group="g", topic="t", partition=3)
+    return [
+        ("__consumer_offsets", commit),
+        ("__consumer_offsets", commit + b"after"),  # bytes after a key are no part of it
+        ("__consumer_offsets", commit[:-2]),  # cut short: does not decode
+        ("__consumer_offsets", key("LegacyOffsetCommitKey", group="", topic="t", partition=0)),
+        ("__consumer_offsets", key("ConsumerGroupMetadataKey", group_id="cg")),
+        ("__consumer_offsets", key("ConsumerGroupMemberMetadataKey", group_id="m", member_id="x")),
+        ("__consumer_offsets", b"\x00\x02"),  # a type alone
+        ("__consumer_offsets", b"\x00"),  # no type
+        ("__consumer_offsets", b"\xff\xffabc"),  # type -1
+        ("__consumer_offsets", b"\x7f\x00abc"),  # a type our specs lack
+        ("__transaction_state", key("TransactionLogKey", transactional_id="tx")),
+        (
+            "__share_group_state",
+            key("ShareSnapshotKey", group_id="s", topic_id=uuid.uuid4(), partition=1),
+        ),
+    ]
+
+
+@pytest.mark.parametrize("backend", ["native", "pure"])
+def test_live_keys_are_decoded_as_decode_key_and_group_of_read_each(backend: str) -> None:
+    use_backend(backend)
+    try:
+        for topic in ("__consumer_offsets", "__transaction_state", "__share_group_state"):
+            decoder = CoordinatorDecoder(topic)
+            keys = [k for t, k in _odd_keys() if t == topic]
+            live = [(10 + i, i - 1, k) for i, k in enumerate(keys)]
+            view = LiveRecords(7)
+            view.take_live(live, decoder)
+            expected = {}
+            for offset, version, k in live:
+                rtype, name, key_obj = decoder.decode_key(k)
+                group = group_of(key_obj)
+                expected[k] = LiveRecord(7, offset, rtype, name or "unknown", version, group)
+            assert list(view.live.items()) == list(expected.items())
+            assert type(next(iter(view.live.values()))) is LiveRecord
+    finally:
+        use_backend(None)
+
+
+def test_odd_keys_are_odd() -> None:
+    """The keys above hold what they say: groups, keys that do not decode, unknown types."""
+    decoder = CoordinatorDecoder("__consumer_offsets")
+    found = [decoder.decode_key(k) for t, k in _odd_keys() if t == "__consumer_offsets"]
+    assert [group_of(k) for _, _, k in found] == [
+        "g",
+        "g",
+        None,
+        "",
+        "cg",
+        "m",
+        None,
+        None,
+        None,
+        None,
+    ]
+    assert [t for t, _, _ in found] == [1, 1, 1, 0, 3, 5, 2, -1, -1, 32512]

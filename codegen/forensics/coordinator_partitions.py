@@ -6,22 +6,29 @@ meets, :mod:`codegen.forensics.loaded`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from codegen.columnar.decode import Rows, decode_rows, distinct
+from codegen.columnar.package import codecs
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, CoordinatorDecoder, coordinator_decoder
 from codegen.dumps.decoded import ERROR, RECORD, TOMBSTONE, UNKNOWN, DecodedRecord
 from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import StoragePath
 from codegen.dumps.views.compacted import CompactedView
+from codegen.dumps.views.effects import engine_function
 from codegen.dumps.views.live import LiveKeys, LiveRow
 from codegen.forensics.coordinator_logs import dump_partitions
 from codegen.forensics.inputs import LogDirs
-from codegen.forensics.loaded import LoadedPartition, group_of
+from codegen.forensics.loaded import GROUP_FIELDS, LoadedPartition, group_of
 from codegen.slotted import Slotted
 
 if TYPE_CHECKING:
-    import pyarrow as pa
+    from codegen.dumps.coordinator_types import RecordType
 
 __all__ = [
     "LiveRecord",
@@ -83,12 +90,67 @@ class LiveRecords(CompactedView):
     def take_live(self, live: list[LiveRow], decoder: CoordinatorDecoder) -> None:
         """The live records from the columnar view (:meth:`codegen.dumps.views.live.LiveKeys
         .records`), for a view fed no records: only :attr:`live` is filled, and only the keys
-        are decoded (a live record is judged by its type, its value's version and its group)."""
-        for offset, version, key in live:
-            rtype, name, key_obj = decoder.decode_key(key)
-            self.live[key] = LiveRecord(
-                self.partition, offset, rtype, name or "unknown", version, group_of(key_obj)
-            )
+        are decoded (a live record is judged by its type, its value's version and its group),
+        a record type's keys at once (:func:`_key_groups`)."""
+        if not live:
+            return
+        offsets, versions, keys = zip(*live, strict=True)
+        rows = Rows(pa.array(keys, pa.binary()))
+        types, typed = rows.int16_at(rows.starts, rows.ends)
+        types = np.where(typed, types, -1)  # as decode_key: -1 for a key without a type
+        groups: list[str | None] = [None] * len(keys)
+        names = {}
+        for rtype in distinct(types).tolist():
+            rt = decoder.types.get(rtype)
+            names[rtype] = "unknown" if rt is None or not rt.name else rt.name
+            if rt is not None:
+                at = np.flatnonzero(types == rtype)
+                for i, group in zip(at.tolist(), _key_groups(rt, rows, at, decoder), strict=True):
+                    groups[i] = group
+        kinds = types.tolist()
+        columns = ([self.partition] * len(keys), offsets, kinds, [names[t] for t in kinds])
+        self.live.update(zip(keys, _live_objects((*columns, versions, groups)), strict=True))
+
+
+def _live_objects(columns: tuple[Sequence[Any], ...]) -> list[LiveRecord]:
+    """``list(map(LiveRecord, *columns))`` (a column per field, in order): by the engine
+    (``slot_objects``: each object's slots written, no ``__init__`` run) where built."""
+    make = engine_function("slot_objects")
+    if make is None:
+        return list(map(LiveRecord, *columns))
+    made: list[LiveRecord] = make(LiveRecord, LiveRecord._fields, columns)
+    return made
+
+
+def _key_groups(
+    rt: RecordType, rows: Rows, at: npt.NDArray[np.intp], decoder: CoordinatorDecoder
+) -> list[str | None]:
+    """The group (:func:`~codegen.forensics.loaded.group_of`) of keys ``at`` of ``rows``, all
+    of record type ``rt``, as :meth:`~codegen.dumps.coordinator.CoordinatorDecoder.decode_key`
+    and ``group_of`` read one: the key's reader (its lowest version, bytes after it ignored)
+    over the bytes after the type, by the columnar decoder (the engine's, in one call, where
+    built); None where the key does not decode or has no group field."""
+    fields = {
+        f["metadata"]["attr"]: f["name"]
+        for f in codecs(decoder.package).schemas[rt.key_class.SPEC_NAME]["fields"]
+    }
+    named = [fields[a] for a in GROUP_FIELDS if a in fields]
+    if not named:
+        return [None] * len(at)
+    decoded, _ = decode_rows(
+        rt.key_class.SPEC_NAME,
+        rows,
+        rows.starts[at] + 2,
+        rows.ends[at],
+        np.full(len(at), rt.key_class.LOWEST_VERSION, np.int64),
+        trailing_ok=True,
+        package=decoder.package,
+        fields=frozenset(named),
+    )
+    columns: list[list[str | None]] = [decoded.field(name).to_pylist() for name in named]
+    if len(columns) == 1:
+        return columns[0]
+    return [next((g for g in row if g is not None), None) for row in zip(*columns, strict=True)]
 
 
 def live_records(

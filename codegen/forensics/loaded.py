@@ -26,7 +26,7 @@ from codegen.slotted import Slotted, field
 if TYPE_CHECKING:
     from codegen.dumps.coordinator import CoordinatorDecoder
 
-__all__ = ["NO_KEY", "LoadedPartition", "RecordKind", "group_of"]
+__all__ = ["GROUP_FIELDS", "NO_KEY", "LoadedPartition", "RecordKind", "group_of"]
 
 NO_KEY: Final = -1
 """The record type of a record without a key (or with a key too short to hold one)."""
@@ -189,11 +189,15 @@ def _kinds_of(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return distinct, first, counts
 
 
+GROUP_FIELDS: Final = ("group", "group_id", "transactional_id")
+"""The fields a key names its group (or transactional id) by, the first set one."""
+
+
 def group_of(key: object) -> str | None:
     """The group (or transactional id) a record's key names."""
     if key is None:
         return None
-    for name in ("group", "group_id", "transactional_id"):
+    for name in GROUP_FIELDS:
         value = getattr(key, name, None)
         if value is not None:
             return str(value)
