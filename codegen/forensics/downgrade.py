@@ -82,6 +82,7 @@ from codegen.forensics.verdict import (
     Check,
     DowngradeReport,
 )
+from codegen.gc_pause import gc_paused
 from codegen.text import plural
 
 if TYPE_CHECKING:
@@ -149,13 +150,14 @@ def _record_check(
     partial, read = _coverage(topic, dirs, meta)
     if partial in (PASSED, NOT_CHECKED):
         return Check(name, partial, read)
-    views = scan_partitions(dirs.coordinator_segments(topic), topic, errors)
+    blockers: list[Blocker] = []
+    with gc_paused():  # live records and findings by the ten thousand, and no cycle
+        views = scan_partitions(dirs.coordinator_segments(topic), topic, errors)
+        for view in views:
+            for finding in judge_partition(view):
+                (report.ignored if finding.rule == "ignored" else blockers).append(finding)
     live = sum(len(v.live) for v in views)
     records = sum(v.loaded.records for v in views if v.loaded is not None)
-    blockers: list[Blocker] = []
-    for view in views:
-        for finding in judge_partition(view):
-            (report.ignored if finding.rule == "ignored" else blockers).append(finding)
     report.blockers.extend(blockers)
     if topic == CONSUMER_OFFSETS:
         report.live_records += live
