@@ -1,6 +1,6 @@
 /* The columns of columns() (columns.h) as Arrow buffers: their kinds, growing string and
- * binary data, a uuid's text, Python's strict UTF-8 check, a Python value converted for its
- * column (a default once: Ready), stored, and a column finished or filled with a constant.
+ * binary data, a uuid's text, a Python value converted for its column (a default once:
+ * Ready), stored, and a column finished or filled with a constant.
  * Part of the _engine module (engine.c).
  */
 #ifndef SPECGEN_COLUMN_VALUES_H
@@ -73,45 +73,6 @@ static HOT_INLINE int col_append(Column *col, const char *p, Py_ssize_t n) {
 /* runtime.json_values.uuid_json: URL-safe base64 of the 16 bytes without padding (22 characters). */
 static void uuid_text(const unsigned char *p, char *out) {
     base64_text(out, p, 16, B64URL, 0);
-}
-
-/* Python's strict UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF. */
-static int utf8_valid(const unsigned char *s, Py_ssize_t n) {
-    Py_ssize_t i = 0;
-    while (i < n) {
-        if (n - i >= 8) {
-            uint64_t w;
-            memcpy(&w, s + i, 8);
-            if (!(w & 0x8080808080808080ULL)) { i += 8; continue; }
-        }
-        unsigned char c = s[i];
-        if (c < 0x80) { i++; continue; }
-        if (c < 0xC2) return 0;
-        if (c < 0xE0) {
-            if (n - i < 2 || (s[i + 1] & 0xC0) != 0x80) return 0;
-            i += 2;
-            continue;
-        }
-        if (c < 0xF0) {
-            if (n - i < 3) return 0;
-            unsigned char c1 = s[i + 1];
-            if ((c1 & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80) return 0;
-            if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F)) return 0;
-            i += 3;
-            continue;
-        }
-        if (c < 0xF5) {
-            if (n - i < 4) return 0;
-            unsigned char c1 = s[i + 1];
-            if ((c1 & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80 || (s[i + 3] & 0xC0) != 0x80)
-                return 0;
-            if ((c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F)) return 0;
-            i += 4;
-            continue;
-        }
-        return 0;
-    }
-    return 1;
 }
 
 static inline void col_fixed(Column *col, Py_ssize_t row, int opcode, const unsigned char *p) {

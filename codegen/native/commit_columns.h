@@ -2,26 +2,16 @@
  * key and value binary columns, into the Arrow buffers of the topic decoder's columns
  * (codegen.dumps.views.commits.decode_commits). Part of the _engine module (engine.c).
  *
- * The layouts are the shipped specs' (message_specs/consumer_offsets): the keys of record
- * types 0 (LegacyOffsetCommitKey) and 1 (OffsetCommitKey), version 0: group and topic
- * (int16-length strings) and partition (int32); their values behind an int16 version:
- * LegacyOffsetCommitValue v0 (offset, metadata, commitTimestamp) and OffsetCommitValue v0-v4
- * (v0 and v2 as the legacy value, v1 adds expireTimestamp, v3 puts leaderEpoch after offset,
- * v4 is flexible: a compact metadata and a tagged section whose tag 0 is the 16-byte topicId;
- * a version above 4 is read as 4, KIP-915). Bytes after a key or a value are ignored.
- * decode_commits checks that the package's specs are these before it calls this function.
- *
- * A row is accepted or refused exactly as the generated readers accept or refuse it (every
- * length checked before it is read: a string's against the bytes left, a tagged field's size,
- * a varint's bytes; Python's strict UTF-8); a refused row is listed, and the caller takes its
- * error text from the reference decoder (codegen.columnar.topics.decode_topic_arrays). The
- * legacy and current members of a union share their children's value buffers; each member's
- * validity bitmap is its own, and every child of a member has the member's.
+ * Each commit is checked and read by commit_check() (commit_check.h: the layouts, the shipped
+ * specs'); decode_commits checks that the package's specs are these before it calls this
+ * function. A row is accepted or refused exactly as the generated readers accept or refuse it;
+ * a refused row is listed, and the caller takes its error text from the reference decoder
+ * (codegen.columnar.topics.decode_topic_arrays). The legacy and current members of a union
+ * share their children's value buffers; each member's validity bitmap is its own, and every
+ * child of a member has the member's.
  */
 #ifndef SPECGEN_COMMIT_COLUMNS_H
 #define SPECGEN_COMMIT_COLUMNS_H
-
-#define COMMIT_NEWEST_VALUE 4 /* OffsetCommitValue's newest version (flexible) */
 
 /* A binary Arrow array's buffers as commit_columns() takes them. */
 typedef struct {
@@ -76,93 +66,6 @@ static inline int binary_valid(const BinaryIn *b, Py_ssize_t i) {
     return !b->has_validity || bit_at(&b->validity, b->offset + i);
 }
 
-/* Python's strict UTF-8 (column_values.h's utf8_valid) with the usual case inline: the short
-   ASCII names of groups and topics, checked a word at a time (the last word may overlap). */
-static HOT_INLINE int commit_utf8(const unsigned char *s, Py_ssize_t n) {
-    uint64_t high = 0, w;
-    if (n >= 8) {
-        for (Py_ssize_t i = 0; i + 8 <= n; i += 8) { memcpy(&w, s + i, 8); high |= w; }
-        memcpy(&w, s + n - 8, 8);
-        high |= w;
-    } else {
-        for (Py_ssize_t i = 0; i < n; i++) high |= s[i];
-    }
-    return LIKELY(!(high & UINT64_C(0x8080808080808080))) || utf8_valid(s, n);
-}
-
-/* An int16-length string at d[*pos:len]: its start and length, 0; -1 where the reader refuses it
-   (too short, negative, past the end, not UTF-8). */
-static inline int commit_string16(const unsigned char *d, Py_ssize_t len, Py_ssize_t *pos,
-                                  Py_ssize_t *start, Py_ssize_t *size) {
-    Py_ssize_t o = *pos;
-    if (len - o < 2) return -1;
-    int64_t n = (int16_t)load16(d + o);
-    o += 2;
-    if (n < 0 || n > len - o || !commit_utf8(d + o, (Py_ssize_t)n)) return -1;
-    *start = o;
-    *size = (Py_ssize_t)n;
-    *pos = o + (Py_ssize_t)n;
-    return 0;
-}
-
-/* A compact (uvarint length + 1) non-null string, as the flexible versions write it. */
-static inline int commit_compact_string(const unsigned char *d, Py_ssize_t len, Py_ssize_t *pos,
-                                        Py_ssize_t *start, Py_ssize_t *size) {
-    Py_ssize_t o = *pos;
-    int64_t n;
-    if (read_varint(d, &o, len, MAX_VARINT32, &n) < 0) return -1;
-    n -= 1;
-    if (n > MAX_STRING_LENGTH || n < 0 || n > len - o || !commit_utf8(d + o, (Py_ssize_t)n))
-        return -1;
-    *start = o;
-    *size = (Py_ssize_t)n;
-    *pos = o + (Py_ssize_t)n;
-    return 0;
-}
-
-typedef struct {
-    int64_t offset, commit_ts, expire_ts;
-    int32_t epoch;
-    Py_ssize_t meta_start, meta_size;
-} CommitValue;
-
-/* The value body d[0:len] at version v (0-4), into *out: 0, or -1 where the reader refuses it. */
-static int commit_value(const unsigned char *d, Py_ssize_t len, int v, CommitValue *out) {
-    Py_ssize_t o = 0;
-    out->epoch = -1;
-    out->expire_ts = -1;
-    if (len < 8) return -1;
-    out->offset = (int64_t)load64(d);
-    o = 8;
-    if (v >= 3) {
-        if (len - o < 4) return -1;
-        out->epoch = (int32_t)load32(d + o);
-        o += 4;
-    }
-    int rc = v >= 4 ? commit_compact_string(d, len, &o, &out->meta_start, &out->meta_size)
-                    : commit_string16(d, len, &o, &out->meta_start, &out->meta_size);
-    if (rc < 0 || len - o < 8) return -1;
-    out->commit_ts = (int64_t)load64(d + o);
-    o += 8;
-    if (v == 1) {
-        if (len - o < 8) return -1;
-        out->expire_ts = (int64_t)load64(d + o);
-        o += 8;
-    }
-    if (v < 4) return 0;
-    int64_t left;
-    if (read_varint(d, &o, len, MAX_VARINT32, &left) < 0 || left > MAX_TAGGED_FIELDS) return -1;
-    while (left-- > 0) {
-        int64_t tag, size;
-        if (read_varint(d, &o, len, MAX_VARINT32, &tag) < 0 ||
-            read_varint(d, &o, len, MAX_VARINT32, &size) < 0 || size > len - o)
-            return -1;
-        if (tag == 0 ? size != 16 : tag > 0x7FFFFFFF) return -1; /* topicId: 16 bytes exactly */
-        o += (Py_ssize_t)size;
-    }
-    return 0;
-}
-
 /* An output buffer: a bytes object of a known largest size, zeroed or not. */
 static PyObject *commit_out(Py_ssize_t size, int zeroed, unsigned char **p) {
     PyObject *b = PyBytes_FromStringAndSize(NULL, size);
@@ -182,6 +85,135 @@ enum {
     CO_COUNT
 };
 enum { CO_FLAGS, CO_NUMBERS, CO_ALL }; /* what commit_columns writes */
+
+/* What commit_rows() reads and writes: the rows' buffers, the output buffers (p, each
+   CO_COUNT's), and the rows refused. */
+typedef struct {
+    const BinaryIn *key, *value;
+    const Py_buffer *control_valid, *control_values;
+    Py_ssize_t control_offset;
+    int has_control, has_control_valid;
+    PyObject *names, *failed;
+    Py_ssize_t nnames;
+    const unsigned char *kd, *vd;
+    int64_t kfirst, klast, vfirst, vlast;
+    unsigned char **p;
+    int32_t name_len, group_len, topic_len, meta_len; /* the string data written */
+} CommitRows;
+
+/* commit_columns' loop over the n rows; 0, or -1 with an error set. what: a constant (the loop
+   is made once for each mode, so a row tests no mode, and what a mode does not write is not
+   kept of a commit's check). */
+static HOT_INLINE int commit_rows(CommitRows *s, Py_ssize_t n, const int what) {
+    const int full = what == CO_ALL;
+    const BinaryIn key = *s->key, value = *s->value;
+    const Py_buffer control_valid = *s->control_valid, control_values = *s->control_values;
+    const Py_ssize_t control_offset = s->control_offset, nnames = s->nnames;
+    const int has_control = s->has_control, has_control_valid = s->has_control_valid;
+    PyObject *names = s->names, *failed = s->failed;
+    const unsigned char *kd = s->kd, *vd = s->vd;
+    const int64_t kfirst = s->kfirst, klast = s->klast, vfirst = s->vfirst, vlast = s->vlast;
+    unsigned char **p = s->p;
+    int16_t *rtype = (int16_t *)p[CO_TYPE], *version = (int16_t *)p[CO_VERSION];
+    int32_t *name_off = (int32_t *)p[CO_NAME_OFFSETS], *group_off = (int32_t *)p[CO_GROUP_OFFSETS];
+    int32_t *topic_off = (int32_t *)p[CO_TOPIC_OFFSETS], *meta_off = (int32_t *)p[CO_META_OFFSETS];
+    int32_t *partition = (int32_t *)p[CO_PARTITION], *epoch = (int32_t *)p[CO_EPOCH];
+    int64_t *offset = (int64_t *)p[CO_OFFSET], *commit_ts = (int64_t *)p[CO_COMMIT_TS];
+    int64_t *expire_ts = (int64_t *)p[CO_EXPIRE_TS];
+    int32_t name_len = 0, group_len = 0, topic_len = 0, meta_len = 0;
+    int64_t ke = kfirst, ve = vfirst;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t ks = ke, vs = ve;
+        ke = binary_offset(&key, i + 1);
+        ve = binary_offset(&value, i + 1);
+        if (ke < ks || ke > klast || ve < vs || ve > vlast) {
+            PyErr_SetString(PyExc_ValueError,
+                            "commit_columns: a row's offsets are outside its data buffer");
+            return -1;
+        }
+        if (full) {
+            name_off[i] = name_len;
+            group_off[i] = group_len;
+            topic_off[i] = topic_len;
+            meta_off[i] = meta_len;
+        }
+        int is_control = has_control &&
+                         (!has_control_valid || bit_at(&control_valid, control_offset + i)) &&
+                         bit_at(&control_values, control_offset + i);
+        int kvalid = binary_valid(&key, i), vvalid = binary_valid(&value, i);
+        if (is_control) continue;
+        if (!kvalid) {
+            if (vvalid) goto refused; /* a value without a key */
+            continue;
+        }
+        Py_ssize_t klen = (Py_ssize_t)(ke - ks);
+        if (klen < 2) goto refused;
+        int t = (int16_t)load16(kd + ks);
+        if (full) {
+            rtype[i] = (int16_t)t;
+            BIT_SET(p[CO_TYPE_VALID], i);
+        }
+        if (full && t >= 0 && t < nnames && PyTuple_GET_ITEM(names, t) != Py_None) {
+            PyObject *name = PyTuple_GET_ITEM(names, t);
+            memcpy(p[CO_NAME_DATA] + name_len, PyBytes_AS_STRING(name),
+                   (size_t)PyBytes_GET_SIZE(name));
+            name_len += (int32_t)PyBytes_GET_SIZE(name);
+            BIT_SET(p[CO_NAME_VALID], i);
+        }
+        if (t != 0 && t != 1) continue; /* not an offset commit: left undecoded */
+        if (!vvalid) BIT_SET(p[CO_TOMBSTONE], i);
+        /* the key, version 0 of either record type, and the value */
+        const unsigned char *kb = kd + ks + 2, *vb = vvalid ? vd + vs : NULL;
+        CommitChecked cc;
+        int rc = commit_check(t, kb, klen - 2, vvalid, vb, (Py_ssize_t)(ve - vs), &cc);
+        if (full && cc.has_version) {
+            version[i] = cc.version;
+            BIT_SET(p[CO_VERSION_VALID], i);
+        }
+        if (cc.newer) BIT_SET(p[CO_NEWER], i);
+        if (rc < 0) goto refused;
+        if (what == CO_FLAGS) continue;
+        /* accepted: the key's columns, and the value's */
+        if (full) {
+            memcpy(p[CO_GROUP_DATA] + group_len, kb + cc.group_start, (size_t)cc.group_size);
+            group_len += (int32_t)cc.group_size;
+            memcpy(p[CO_TOPIC_DATA] + topic_len, kb + cc.topic_start, (size_t)cc.topic_size);
+            topic_len += (int32_t)cc.topic_size;
+            partition[i] = cc.partition;
+            BIT_SET(p[CO_KEY], i);
+            BIT_SET(p[t ? CO_KEY1 : CO_KEY0], i);
+        }
+        if (rc == 0) continue; /* a tombstone */
+        const CommitValue *cv = &cc.value;
+        if (full) {
+            memcpy(p[CO_META_DATA] + meta_len, vb + 2 + cv->meta_start, (size_t)cv->meta_size);
+            meta_len += (int32_t)cv->meta_size;
+            expire_ts[i] = cv->expire_ts;
+        }
+        offset[i] = cv->offset;
+        epoch[i] = cv->epoch;
+        commit_ts[i] = cv->commit_ts;
+        BIT_SET(p[CO_VALUE], i);
+        BIT_SET(p[t ? CO_VALUE1 : CO_VALUE0], i);
+        continue;
+    refused: {
+            PyObject *row = PyLong_FromSsize_t(i);
+            if (!row || PyList_Append(failed, row) < 0) { Py_XDECREF(row); return -1; }
+            Py_DECREF(row);
+        }
+    }
+    if (full) {
+        name_off[n] = name_len;
+        group_off[n] = group_len;
+        topic_off[n] = topic_len;
+        meta_off[n] = meta_len;
+    }
+    s->name_len = name_len;
+    s->group_len = group_len;
+    s->topic_len = topic_len;
+    s->meta_len = meta_len;
+    return 0;
+}
 
 static PyObject *commit_columns(PyObject *self, PyObject *args) {
     Py_ssize_t n;
@@ -284,114 +316,15 @@ static PyObject *commit_columns(PyObject *self, PyObject *args) {
         if (!(out[k] = commit_out(size, !written[k], &p[k]))) goto done;
     }
     if (!(failed = PyList_New(0))) goto done;
-    int16_t *rtype = (int16_t *)p[CO_TYPE], *version = (int16_t *)p[CO_VERSION];
-    int32_t *name_off = (int32_t *)p[CO_NAME_OFFSETS], *group_off = (int32_t *)p[CO_GROUP_OFFSETS];
-    int32_t *topic_off = (int32_t *)p[CO_TOPIC_OFFSETS], *meta_off = (int32_t *)p[CO_META_OFFSETS];
-    int32_t *partition = (int32_t *)p[CO_PARTITION], *epoch = (int32_t *)p[CO_EPOCH];
-    int64_t *offset = (int64_t *)p[CO_OFFSET], *commit_ts = (int64_t *)p[CO_COMMIT_TS];
-    int64_t *expire_ts = (int64_t *)p[CO_EXPIRE_TS];
-    int32_t name_len = 0, group_len = 0, topic_len = 0, meta_len = 0;
-    int64_t ke = kfirst, ve = vfirst;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t ks = ke, vs = ve;
-        ke = binary_offset(&key, i + 1);
-        ve = binary_offset(&value, i + 1);
-        if (ke < ks || ke > klast || ve < vs || ve > vlast) {
-            PyErr_SetString(PyExc_ValueError,
-                            "commit_columns: a row's offsets are outside its data buffer");
-            goto done;
-        }
-        if (full) {
-            name_off[i] = name_len;
-            group_off[i] = group_len;
-            topic_off[i] = topic_len;
-            meta_off[i] = meta_len;
-        }
-        int is_control = has_control &&
-                         (!has_control_valid || bit_at(&control_valid, control_offset + i)) &&
-                         bit_at(&control_values, control_offset + i);
-        int kvalid = binary_valid(&key, i), vvalid = binary_valid(&value, i);
-        if (is_control) continue;
-        if (!kvalid) {
-            if (vvalid) goto refused; /* a value without a key */
-            continue;
-        }
-        Py_ssize_t klen = (Py_ssize_t)(ke - ks);
-        if (klen < 2) goto refused;
-        int t = (int16_t)load16(kd + ks);
-        if (full) {
-            rtype[i] = (int16_t)t;
-            BIT_SET(p[CO_TYPE_VALID], i);
-        }
-        if (full && t >= 0 && t < nnames && PyTuple_GET_ITEM(names, t) != Py_None) {
-            PyObject *name = PyTuple_GET_ITEM(names, t);
-            memcpy(p[CO_NAME_DATA] + name_len, PyBytes_AS_STRING(name),
-                   (size_t)PyBytes_GET_SIZE(name));
-            name_len += (int32_t)PyBytes_GET_SIZE(name);
-            BIT_SET(p[CO_NAME_VALID], i);
-        }
-        if (t != 0 && t != 1) continue; /* not an offset commit: left undecoded */
-        if (!vvalid) BIT_SET(p[CO_TOMBSTONE], i);
-        /* the key, version 0 of either record type */
-        const unsigned char *kb = kd + ks + 2;
-        Py_ssize_t kn = klen - 2, o = 0, gs, gn, ts, tn;
-        if (commit_string16(kb, kn, &o, &gs, &gn) < 0 || commit_string16(kb, kn, &o, &ts, &tn) < 0 ||
-            kn - o < 4)
-            goto refused;
-        int32_t part = (int32_t)load32(kb + o);
-        CommitValue cv;
-        const unsigned char *vb = NULL;
-        if (vvalid) {
-            Py_ssize_t vlen = (Py_ssize_t)(ve - vs);
-            if (vlen < 2) goto refused;
-            int v = (int16_t)load16(vd + vs);
-            if (full) {
-                version[i] = (int16_t)v;
-                BIT_SET(p[CO_VERSION_VALID], i);
-            }
-            if (v < 0 || (t == 0 && v > 0)) goto refused; /* a version the value never had */
-            if (v > COMMIT_NEWEST_VALUE) {
-                BIT_SET(p[CO_NEWER], i);
-                v = COMMIT_NEWEST_VALUE;
-            }
-            vb = vd + vs + 2;
-            if (commit_value(vb, vlen - 2, v, &cv) < 0) goto refused;
-        }
-        if (what == CO_FLAGS) continue;
-        /* accepted: the key's columns, and the value's */
-        if (full) {
-            memcpy(p[CO_GROUP_DATA] + group_len, kb + gs, (size_t)gn);
-            group_len += (int32_t)gn;
-            memcpy(p[CO_TOPIC_DATA] + topic_len, kb + ts, (size_t)tn);
-            topic_len += (int32_t)tn;
-            partition[i] = part;
-            BIT_SET(p[CO_KEY], i);
-            BIT_SET(p[t ? CO_KEY1 : CO_KEY0], i);
-        }
-        if (!vb) continue;
-        if (full) {
-            memcpy(p[CO_META_DATA] + meta_len, vb + cv.meta_start, (size_t)cv.meta_size);
-            meta_len += (int32_t)cv.meta_size;
-            expire_ts[i] = cv.expire_ts;
-        }
-        offset[i] = cv.offset;
-        epoch[i] = cv.epoch;
-        commit_ts[i] = cv.commit_ts;
-        BIT_SET(p[CO_VALUE], i);
-        BIT_SET(p[t ? CO_VALUE1 : CO_VALUE0], i);
-        continue;
-    refused: {
-            PyObject *row = PyLong_FromSsize_t(i);
-            if (!row || PyList_Append(failed, row) < 0) { Py_XDECREF(row); goto done; }
-            Py_DECREF(row);
-        }
-    }
-    if (full) {
-        name_off[n] = name_len;
-        group_off[n] = group_len;
-        topic_off[n] = topic_len;
-        meta_off[n] = meta_len;
-    }
+    CommitRows rows = {&key, &value, &control_valid, &control_values, control_offset,
+                       has_control, has_control_valid, names, failed, nnames, kd, vd,
+                       kfirst, klast, vfirst, vlast, p, 0, 0, 0, 0};
+    if ((what == CO_FLAGS     ? commit_rows(&rows, n, CO_FLAGS)
+         : what == CO_NUMBERS ? commit_rows(&rows, n, CO_NUMBERS)
+                              : commit_rows(&rows, n, CO_ALL)) < 0)
+        goto done;
+    int32_t name_len = rows.name_len, group_len = rows.group_len, topic_len = rows.topic_len;
+    int32_t meta_len = rows.meta_len;
     if (_PyBytes_Resize(&out[CO_NAME_DATA], name_len) < 0 ||
         _PyBytes_Resize(&out[CO_GROUP_DATA], group_len) < 0 ||
         _PyBytes_Resize(&out[CO_TOPIC_DATA], topic_len) < 0 ||

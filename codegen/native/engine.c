@@ -11,12 +11,16 @@
  *
  * - table_format.h: the numbers of the table format (generated from
  *   codegen/native/table_format.py; `python -m codegen check` keeps it current);
- * - wire.h: big-endian loads and the unsigned varint reader (shared with the _records module);
+ * - wire.h: big-endian loads, the unsigned varint reader and the read limits (shared with the
+ *   _records module);
  * - tables.h: the tables as C structs, the Reader that owns them, a read's context;
  * - interpreter.h: reading a message by its tables, and the errors it raises;
  * - table_loader.h: the Python tables into tables.h's structs;
  * - readers.h: Reader and PairReader, what Python calls;
+ * - utf8_strict.h: Python's strict UTF-8 check (shared with the _records module);
  * - column_values.h, columns.h: columns(), many messages into Arrow buffers;
+ * - commit_check.h: one offset commit checked as the generated readers check it (shared with
+ *   the _records module);
  * - commit_columns.h: commit_columns(), the offset commits of __consumer_offsets rows.
  */
 #define PY_SSIZE_T_CLEAN
@@ -30,12 +34,6 @@
 #include "wire.h"
 #include "base64.h"
 
-#define MAX_STRING_LENGTH 0x7FFF
-/* Kafka 4.4.0's read limits (runtime.wire.MAX_ARRAY_LENGTH, MAX_TAGGED_FIELDS), checked before
-   anything is allocated; equal counts are read. */
-#define MAX_ARRAY_LENGTH 1000000
-#define MAX_TAGGED_FIELDS 10000
-
 /* The module's state: the error classes it raises, the uuid type it makes, interned names. */
 static PyObject *DecodeError, *BufferUnderflow, *InvalidLength, *UnexpectedNull, *InvalidUtf8,
     *InvalidTaggedField, *TrailingBytes;
@@ -48,8 +46,10 @@ static PyObject *S_tagged_fields, *S_field, *S_offset, *S_located, *S_unknown_ta
 #include "interpreter.h"
 #include "table_loader.h"
 #include "readers.h"
+#include "utf8_strict.h"
 #include "column_values.h"
 #include "columns.h"
+#include "commit_check.h"
 #include "commit_columns.h"
 
 static PyMethodDef module_methods[] = {

@@ -1,6 +1,7 @@
-/* Kafka's wire format as the native modules read it: big-endian loads and the one unsigned
- * varint reader (LEB128, as Kafka's ByteUtils reads it). The engine raises on what it refuses
- * (engine.c's read_uvarint); the columnar builder and the record loops take the status.
+/* Kafka's wire format as the native modules read it: big-endian loads, the one unsigned
+ * varint reader (LEB128, as Kafka's ByteUtils reads it) and the read limits. The engine raises
+ * on what it refuses (engine.c's read_uvarint); the columnar builder and the record loops take
+ * the status.
  */
 #ifndef SPECGEN_WIRE_H
 #define SPECGEN_WIRE_H
@@ -35,6 +36,12 @@ static inline uint64_t load64(const unsigned char *p) {
 #define MAX_VARINT32 5 /* Kafka's 32-bit varints take at most 5 bytes, its 64-bit ones 10 */
 #define MAX_VARINT64 10
 enum { VARINT_CUT = -1, VARINT_LONG = -2 };
+
+#define MAX_STRING_LENGTH 0x7FFF
+/* Kafka 4.4.0's read limits (runtime.wire.MAX_ARRAY_LENGTH, MAX_TAGGED_FIELDS), checked before
+   anything is allocated; equal counts are read. */
+#define MAX_ARRAY_LENGTH 1000000
+#define MAX_TAGGED_FIELDS 10000
 
 /* An unsigned varint of at most max_bytes bytes in d[*pos:limit] (its bits in *out): 0 with
    *out and *pos past it; VARINT_CUT when the bytes end inside it, VARINT_LONG when it takes more
