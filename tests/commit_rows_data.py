@@ -7,14 +7,18 @@ from __future__ import annotations
 import struct
 import uuid
 
+import numpy as np
 import pyarrow as pa
 
+from codegen.dumps.views import commits, effects
 from codegen.dumps.views.commit_columns import (
     native_commit_columns,
     native_commit_flags,
     native_commit_numbers,
 )
-from codegen.dumps.views.commits import decode_commits_reference
+from codegen.dumps.views.commit_rows import single_array
+from codegen.dumps.views.commits import commit_keys, decode_commits_reference
+from codegen.dumps.views.compaction import flags
 from generated.group_metadata_key import GroupMetadataKey
 from generated.legacy_offset_commit_key import LegacyOffsetCommitKey
 from generated.legacy_offset_commit_value import LegacyOffsetCommitValue
@@ -139,3 +143,73 @@ def assert_same_as_reference(
                 assert got_member.field(at).null_count == len(got_member), field.name
     for name in ("isTombstone", "isNewerVersion"):
         assert numbers.columns[name].equals(reference.columns[name]), name
+    assert_checked_in_the_pass(key, value, control)
+
+
+def _record_rows(
+    key: pa.Array | pa.ChunkedArray,
+    value: pa.Array | pa.ChunkedArray,
+    control: pa.Array | pa.ChunkedArray,
+) -> pa.Table:
+    """The rows as the engine's record columns give them (binary keys and values, each a single
+    array as given: sliced ones keep their offset): each seventh row not read (``_error``) and
+    each third of a transactional batch, the others plain."""
+    n = len(key)
+
+    def binary(column: pa.Array | pa.ChunkedArray) -> pa.Array:
+        array = single_array(column)
+        return array if array.type == pa.binary() else array.cast(pa.binary())
+
+    return pa.table(
+        {
+            "_error": pa.array(["cut" if i % 7 == 6 else None for i in range(n)], pa.string()),
+            "isControl": single_array(control),
+            "offset": pa.array(range(n), pa.int64()),
+            "timestamp": pa.array(range(n), pa.int64()),
+            "key": binary(key),
+            "value": binary(value),
+            "producerId": pa.array([9] * n, pa.int64()),
+            "isTransactional": pa.array([i % 3 == 2 for i in range(n)], pa.bool_()),
+        }
+    )
+
+
+def assert_checked_in_the_pass(
+    key: pa.Array | pa.ChunkedArray,
+    value: pa.Array | pa.ChunkedArray,
+    control: pa.Array | pa.ChunkedArray,
+) -> None:
+    """CommitEffects' pass checking each offset commit as it reads it (``add_checked``,
+    ``commit_check.h``) finds what the reference decoder's columns tell ``add_records``: each
+    row's kind, the newer versions among the commits applied, the commits refused (those read,
+    of kinds 1 to 4 but for the check); in history mode the same rows take effect, with the
+    reference's committed offsets, commit times and epochs."""
+    rows = _record_rows(key, value, control)
+    reference = decode_commits_reference(rows.column("key"), rows.column("value"), control)
+    decoded, errors = commits._with_columns(rows, reference)
+    read = flags(rows.column("_error").is_null())
+    commit = commit_keys(rows.column("key"), flags(rows.column("isControl"))) & read
+    for history in (False, True):
+        checking = effects._engine_type()(history=history)
+        checked = effects._add_checked(checking, rows)
+        told = effects._engine_type()(history=history)
+        numbers = effects._effect_numbers(decoded) if history else ()
+        kinds = effects._add_records(told, decoded, *numbers)
+        assert checked.kinds.tolist() == kinds.tolist()
+        applied = (kinds >= effects.PLAIN_COMMIT) & (kinds <= effects.TRANSACTIONAL_TOMBSTONE)
+        newer = flags(decoded.column("isNewerVersion"))
+        assert checked.newer == int(np.count_nonzero(newer & applied))
+        assert checked.refused == sorted(r for r in errors if commit[r])
+        if history:
+            # a COMMIT marker of the transactional rows' producer: they take effect too
+            marker = _record_rows(
+                pa.array([b"\x00\x00\x00\x01"], pa.binary()),
+                pa.array([b"\x00\x00\x00\x00\x00\x00"], pa.binary()),
+                pa.array([True]),
+            ).set_column(7, "isTransactional", pa.array([True]))
+            effects._add_checked(checking, marker)
+            marked, _ = commits.decode_commits(marker)
+            effects._add_records(told, marked, *effects._effect_numbers(marked))
+            assert checking.effect_rows() == told.effect_rows()
+            order = np.arange(checking.key_count, dtype=np.int64)
+            assert checking.keyed(order) == told.keyed(order)

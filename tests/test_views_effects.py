@@ -76,6 +76,8 @@ def _shuffled_commit_rows(
 
 
 def _both(decoded: list[pa.Table]) -> list[tuple[pa.Table, pa.Table]]:
+    """The engine's answer and the pure backend's; the engine's is also that of the rows
+    added as they are read, each commit checked in the engine's pass (add_checked)."""
     answers = []
     for backend in ("native", "pure"):
         use_backend(backend)
@@ -84,6 +86,12 @@ def _both(decoded: list[pa.Table]) -> list[tuple[pa.Table, pa.Table]]:
             for table in decoded:
                 offsets.add(table)
             answers.append((offsets.table(), offsets.deleted()))
+            if backend == "native":
+                checked = CommittedOffsets()
+                for table in decoded:  # (its decoded columns are not read)
+                    assert checked.add_checked(table, SHIPPED) is not None
+                assert checked.table().equals(answers[0][0])
+                assert checked.deleted().equals(answers[0][1])
         finally:
             use_backend(None)
     return answers

@@ -536,3 +536,57 @@ def test_chunk_counts_count_commits_newer_than_the_specs(tmp_path: Path) -> None
     assert [(c.newer, c.records, c.batches) for c in chunks] == [(1, 3, 3)]
     positions = next(record_batches(path)).column("batchPosition").to_pylist()
     assert chunks[0].position == max(positions) > 0
+
+
+def test_commits_checked_in_the_engines_pass_count_and_apply_as_decoded(
+    tmp_path: Path,
+) -> None:
+    """``read_compacted`` with each commit checked in the engine's pass as it reads it
+    (``add_checked``) counts the newer versions and the errors (refused commits, with their
+    texts) and applies the commits as where the rows are decoded first and as the pure backend
+    does: rows of every kind (newer versions, refused keys and values, tombstones, other
+    record types), plain, in a committed transaction and in one left open."""
+    from unittest import mock
+
+    from commit_rows_data import seeds
+
+    from codegen.dumps.views import committed
+    from codegen.runtime.backends import use_backend
+
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    path.parent.mkdir(parents=True)
+    rows = [(key, value) for key, value, control in seeds() if control is False]
+    with SegmentWriter(path) as w:
+        for n, record in enumerate(rows * 2):
+            w.write_batch([record], timestamp=1_700_000_000_000 + n)
+        for producer, at in ((7, 1_700_000_001_000), (8, 1_700_000_003_000)):
+            w.write_batch(rows, timestamp=at, producer_id=producer, producer_epoch=0,
+                          transactional=True)  # fmt: skip
+        # producer 7's transaction committed, 8's left open
+        w.write_control(COMMIT, producer_id=7, producer_epoch=0, timestamp=1_700_000_004_000)
+
+    def read(batch_rows: int) -> tuple[Any, ...]:
+        view, offsets = CompactedView(), CommittedOffsets()
+        decoder = coordinator_decoder(CONSUMER_OFFSETS)
+        limits = {"max_batch_size": 1 << 20, "max_batch_records": 1 << 20}
+        chunks = list(read_compacted(path, view, offsets, decoder, batch_rows=batch_rows, **limits))
+        view.take_offsets(offsets)
+        return (
+            sum(c.newer for c in chunks),
+            [(p, r.error) for c in chunks for p, r in c.errors],
+            sum(c.unknown for c in chunks),
+            view.group_rows(),
+            view.offset_rows(),
+            {p: [r.offset for r in rs] for p, rs in view.pending.items()},
+        )
+
+    for batch_rows in (3, 1000):
+        checked = read(batch_rows)
+        assert checked[0] == 8 and len(checked[1]) == 24  # newer versions, errors
+        with mock.patch.object(committed, "engine_checks", return_value=False):
+            assert read(batch_rows) == checked
+        use_backend("pure")
+        try:
+            assert read(batch_rows) == checked
+        finally:
+            use_backend(None)

@@ -537,28 +537,15 @@ apart:
 #define EFFECTS_AHEAD 16 /* rows ahead whose key's slot is fetched (half of it: its entry) */
 #define EFFECTS_RING (EFFECTS_AHEAD - 1) /* the ring of rows looked at ahead: an index mask */
 
-/* Row j looked at ahead of its turn: its kind into kind[j] (commit_kinds.h), and for kinds 1
-   to 4 its key's size after the type (*size; an offset commit key's bytes up to its partition)
-   and their hash; 0 for the other kinds. Its offsets lie in the data (offsets_rise). */
-static HOT_INLINE uint64_t effects_look(const uint8_t *kdata, const int32_t *koff,
-                                        const uint8_t *flag, uint8_t *kind, Py_ssize_t j,
-                                        int32_t *size) {
-    const uint8_t *k = kdata + koff[j];
-    int32_t bytes = koff[j + 1] - koff[j]; /* 2 or more for kinds 1 to 4 */
-    uint8_t kj = kind[j] = commit_kind(k, bytes, flag[j]);
-    if (kj < 1 || kj > 4) return 0;
-    *size = commit_key_size(k, bytes);
-    return commit_key_hash(k + 2, *size);
-}
-
 /* Row i's leader epoch: -1 where valid[i] is 0 (valid[i] - 1 is -1 or 0: or-ed in, no
    branch on the row). */
 static inline int32_t epoch_at(const int32_t *epochs, const uint8_t *valid, Py_ssize_t i) {
     return epochs[i] | ((int32_t)valid[i] - 1);
 }
 
-/* A chunk's columns as add_records reads them (committed, commit_time, epoch, epoch_valid:
-   history mode). */
+/* A chunk's columns as add_records and add_checked read them (committed, commit_time, epoch,
+   epoch_valid: add_records' history mode; value_valid, value_bit: add_checked's, the value's
+   Arrow validity bitmap, NULL where every value is set, and its first row's bit). */
 typedef struct {
     const int32_t *koff, *voff;
     const uint8_t *kdata, *vdata, *flag;
@@ -567,29 +554,88 @@ typedef struct {
     const int32_t *epoch;
     const uint8_t *epoch_valid;
     uint32_t vlen; /* the value data's bytes */
+    const uint8_t *value_valid;
+    Py_ssize_t value_bit;
 } PassColumns;
 
-/* add_records' loop over a chunk's n rows, each row's kind written to kind[]; 0, or -1 with an
-   error set. history: e->keep_history as a constant (the loop is made once for each mode, so a
-   row tests no mode and a key's entry is found by the mode's layout, not the store's). */
+/* What add_checked's pass found of the commits it checked: the rows refused (in order; room for
+   every row) and how many of those it accepted were newer than the specs. */
+typedef struct {
+    int32_t *refused;
+    Py_ssize_t refused_len, newer;
+} PassChecks;
+
+/* Row j looked at ahead of its turn: its kind into kind[j] (commit_kinds.h), and for kinds 1
+   to 4 its key's size after the type (*size; an offset commit key's bytes up to its partition)
+   and their hash; 0 for the other kinds. Its offsets lie in the data (offsets_rise). check
+   (add_checked, a constant): the row's TOMBSTONE flag is its value's validity, and a commit
+   (kinds 1 to 4) is checked here, where its key's bytes are read (commit_check.h): a refused
+   one is kind 0 and listed in out, an accepted one's committed offset, commit time and epoch
+   go to *d (a tombstone's are 0, 0 and -1, as add_records is given them). */
+static HOT_INLINE uint64_t effects_look(const PassColumns *c, uint8_t *kind, Py_ssize_t j,
+                                        int32_t *size, const int check, Decoded *d,
+                                        PassChecks *out) {
+    const uint8_t *k = c->kdata + c->koff[j];
+    int32_t bytes = c->koff[j + 1] - c->koff[j]; /* 2 or more for kinds 1 to 4 */
+    uint8_t flag = c->flag[j];
+    int has_value = 1;
+    if (check && c->value_valid) {
+        Py_ssize_t bit = c->value_bit + j;
+        has_value = (c->value_valid[bit >> 3] >> (bit & 7)) & 1;
+        flag |= has_value ? 0 : ROW_TOMBSTONE;
+    }
+    uint8_t kj = kind[j] = commit_kind(k, bytes, flag);
+    if (kj < 1 || kj > 4) return 0;
+    if (check) {
+        CommitChecked cc;
+        int32_t vs = c->voff[j];
+        int rc = commit_check(k[1], k + 2, bytes - 2, has_value, c->vdata + vs,
+                              c->voff[j + 1] - vs, &cc);
+        if (UNLIKELY(rc < 0)) {
+            kind[j] = 0;
+            out->refused[out->refused_len++] = (int32_t)j;
+            return 0;
+        }
+        out->newer += cc.newer;
+        *d = rc ? (Decoded){cc.value.offset, cc.value.commit_ts, cc.value.epoch}
+                : (Decoded){0, 0, -1};
+    }
+    *size = commit_key_size(k, bytes);
+    return commit_key_hash(k + 2, *size);
+}
+
+/* add_records' and add_checked's loop over a chunk's n rows, each row's kind written to
+   kind[]; 0, or -1 with an error set. history: e->keep_history as a constant (the loop is made
+   once for each mode, so a row tests no mode and a key's entry is found by the mode's layout,
+   not the store's); check: add_checked's, a constant (each commit checked as it is looked at
+   ahead, and a history row's numbers taken from its check, into out). */
 static HOT_INLINE int effects_pass(EffectsObject *e, const PassColumns *c, Py_ssize_t n,
-                                   uint8_t *kind, const int history) {
+                                   uint8_t *kind, const int history, const int check,
+                                   PassChecks *out) {
     const int32_t *koff = c->koff, *voff = c->voff;
-    const uint8_t *kdata = c->kdata, *vdata = c->vdata, *flag = c->flag;
+    const uint8_t *kdata = c->kdata, *vdata = c->vdata;
     const int64_t *offset = c->offset, *time = c->time;
     /* The ring: row i's hash and key size at i & EFFECTS_RING, from EFFECTS_AHEAD rows before
-       its turn to its turn (0 past the end and for rows without a key). */
+       its turn to its turn (0 past the end and for rows without a key), and (history, check)
+       its numbers. */
     uint64_t ring_hash[EFFECTS_AHEAD] = {0};
     int32_t ring_size[EFFECTS_AHEAD] = {0};
+    Decoded ring_decoded[EFFECTS_AHEAD];
     for (Py_ssize_t j = 0; j < EFFECTS_AHEAD && j < n; j++)
-        ring_hash[j] = effects_look(kdata, koff, flag, kind, j, &ring_size[j]);
+        ring_hash[j] = effects_look(c, kind, j, &ring_size[j], check, &ring_decoded[j], out);
     const int64_t rows = e->rows; /* the chunk's first row number (read once, not each row) */
     for (Py_ssize_t i = 0; i < n; i++) {
         uint64_t hash = ring_hash[i & EFFECTS_RING], ahead = 0;
         int32_t size = ring_size[i & EFFECTS_RING];
+        Decoded d = {0, 0, 0};
+        if (history && check)
+            d = ring_decoded[i & EFFECTS_RING]; /* (its slot is row i + EFFECTS_AHEAD's next) */
+        else if (history && kind[i])
+            d = (Decoded){c->committed[i], c->commit_time[i],
+                          epoch_at(c->epoch, c->epoch_valid, i)};
         if (i + EFFECTS_AHEAD < n)
-            ahead = effects_look(kdata, koff, flag, kind, i + EFFECTS_AHEAD,
-                                 &ring_size[i & EFFECTS_RING]);
+            ahead = effects_look(c, kind, i + EFFECTS_AHEAD, &ring_size[i & EFFECTS_RING], check,
+                                 &ring_decoded[i & EFFECTS_RING], out);
         ring_hash[i & EFFECTS_RING] = ahead;
         key_store_prefetch(&e->store, ahead);
         key_store_prefetch_entry(&e->store, history ? HISTORY_LAYOUT : EFFECT_LAYOUT,
@@ -611,17 +657,13 @@ static HOT_INLINE int effects_pass(EffectsObject *e, const PassColumns *c, Py_ss
             if (history && ki <= 2) {
                 /* a plain row in history mode takes effect at once: only noted (the keys'
                    live rows and the values are not kept in history mode) */
-                if (effects_note(e, key, offset[i], c->committed[i], c->commit_time[i],
-                                 epoch_at(c->epoch, c->epoch_valid, i), ki == 2) < 0)
+                if (effects_note(e, key, offset[i], d.committed, d.commit_time, d.epoch,
+                                 ki == 2) < 0)
                     return -1;
                 continue;
             }
         }
         EffectRow r = {.row = offset[i], .time = time[i]};
-        Decoded d = {0, 0, 0};
-        if (history)
-            d = (Decoded){c->committed[i], c->commit_time[i],
-                          epoch_at(c->epoch, c->epoch_valid, i)};
         const uint8_t *value = NULL;
         if (ki <= 4) {
             const uint8_t *k = kdata + koff[i];
@@ -632,6 +674,31 @@ static HOT_INLINE int effects_pass(EffectsObject *e, const PassColumns *c, Py_ss
             }
         }
         if (effects_row(e, ki, key, c->producer[i], r, d, value) < 0) return -1;
+    }
+    return 0;
+}
+
+/* The eight columns add_records and add_checked both take first (b's first eight views) into
+   c, checked: n rows (the flags' bytes), their int64 columns of n, the key and value offsets
+   rising within their data (offsets_rise). 0, or -1 with ValueError. */
+static int pass_columns(const BufferSet *b, Py_ssize_t *rows, PassColumns *c) {
+    const Py_buffer *v = b->views;
+    Py_ssize_t n = *rows = v[4].len;
+    for (int k = 5; k < 8; k++)
+        if (v[k].len != n * (Py_ssize_t)sizeof(int64_t)) {
+            PyErr_SetString(PyExc_ValueError, "a chunk's columns are not one length");
+            return -1;
+        }
+    uint32_t klen = (uint32_t)(v[1].len < INT32_MAX ? v[1].len : INT32_MAX);
+    uint32_t vlen = (uint32_t)(v[3].len < INT32_MAX ? v[3].len : INT32_MAX);
+    *c = (PassColumns){.koff = v[0].buf, .voff = v[2].buf, .kdata = v[1].buf,
+                       .vdata = v[3].buf, .flag = v[4].buf, .producer = v[5].buf,
+                       .offset = v[6].buf, .time = v[7].buf, .vlen = vlen};
+    if (v[0].len != (n + 1) * (Py_ssize_t)sizeof(int32_t) ||
+        v[2].len != (n + 1) * (Py_ssize_t)sizeof(int32_t) ||
+        !offsets_rise(c->koff, n, (int32_t)klen) || !offsets_rise(c->voff, n, (int32_t)vlen)) {
+        PyErr_SetString(PyExc_ValueError, "a key's or value's offsets are outside its data");
+        return -1;
     }
     return 0;
 }
@@ -663,49 +730,100 @@ static PyObject *Effects_add_records(EffectsObject *e, PyObject *const *args,
     BufferSet b = {.count = 0};
     if (buffers_get(&b, args, (int)nargs) < 0) return NULL;
     PyObject *result = NULL, *kinds = NULL;
-    Py_ssize_t n = b.views[4].len;
-    const int int64s = nargs == 12 ? 10 : 8; /* the int64 columns end */
-    for (int c = 5; c < int64s; c++)
-        if (b.views[c].len != n * (Py_ssize_t)sizeof(int64_t)) {
+    Py_ssize_t n;
+    PassColumns c;
+    if (pass_columns(&b, &n, &c) < 0) goto done;
+    if (nargs == 12) {
+        if (b.views[8].len != n * (Py_ssize_t)sizeof(int64_t) ||
+            b.views[9].len != n * (Py_ssize_t)sizeof(int64_t) ||
+            b.views[10].len != n * (Py_ssize_t)sizeof(int32_t) || b.views[11].len != n) {
             PyErr_SetString(PyExc_ValueError, "a chunk's columns are not one length");
             goto done;
         }
-    if (nargs == 12 && (b.views[10].len != n * (Py_ssize_t)sizeof(int32_t) ||
-                        b.views[11].len != n)) {
-        PyErr_SetString(PyExc_ValueError, "a chunk's columns are not one length");
-        goto done;
-    }
-    const int64_t *values[2] = {NULL, NULL};
-    const int32_t *epochs = NULL;
-    const uint8_t *epoch_valid = NULL;
-    if (nargs == 12) {
-        values[0] = b.views[8].buf;
-        values[1] = b.views[9].buf;
-        epochs = b.views[10].buf;
-        epoch_valid = b.views[11].buf;
-    }
-    const int32_t *koff = b.views[0].buf, *voff = b.views[2].buf;
-    const uint8_t *kdata = b.views[1].buf, *vdata = b.views[3].buf, *flag = b.views[4].buf;
-    const int64_t *producer = b.views[5].buf, *offset = b.views[6].buf, *time = b.views[7].buf;
-    uint32_t klen = (uint32_t)(b.views[1].len < INT32_MAX ? b.views[1].len : INT32_MAX);
-    uint32_t vlen = (uint32_t)(b.views[3].len < INT32_MAX ? b.views[3].len : INT32_MAX);
-    if (b.views[0].len != (n + 1) * (Py_ssize_t)sizeof(int32_t) ||
-        b.views[2].len != (n + 1) * (Py_ssize_t)sizeof(int32_t) ||
-        !offsets_rise(koff, n, (int32_t)klen) || !offsets_rise(voff, n, (int32_t)vlen)) {
-        PyErr_SetString(PyExc_ValueError, "a key's or value's offsets are outside its data");
-        goto done;
+        c.committed = b.views[8].buf;
+        c.commit_time = b.views[9].buf;
+        c.epoch = b.views[10].buf;
+        c.epoch_valid = b.views[11].buf;
     }
     if (!(kinds = PyBytes_FromStringAndSize(NULL, n))) goto done;
     uint8_t *kind = (uint8_t *)PyBytes_AS_STRING(kinds);
-    PassColumns c = {koff, voff, kdata, vdata, flag, producer, offset, time,
-                     values[0], values[1], epochs, epoch_valid, vlen};
-    if ((e->keep_history ? effects_pass(e, &c, n, kind, 1) : effects_pass(e, &c, n, kind, 0)) < 0)
+    if ((e->keep_history ? effects_pass(e, &c, n, kind, 1, 0, NULL)
+                         : effects_pass(e, &c, n, kind, 0, 0, NULL)) < 0)
         goto done;
     e->rows += n;
     result = kinds;
     kinds = NULL;
 done:
     Py_XDECREF(kinds);
+    buffers_release(&b);
+    return result;
+}
+
+/* add_checked(key_offsets, key_data, value_offsets, value_data, flags, producers, offsets,
+   timestamps, value_validity, value_bit) -> (kinds, newer, refused): add_records' rows as the
+   engine's record columns give them, each offset commit checked in the pass as it is read
+   (commit_check.h, the check commit_columns decodes with), where add_records takes rows
+   decoded before: flags as add_records' but TOMBSTONE (a row without a value: value_validity,
+   the value column's Arrow validity bitmap, None where every value is set, from bit
+   value_bit) and DECODED saying only that the row was read; a commit refused is kind 0, as
+   one that did not decode. In history mode each commit's committed offset, commit time and
+   leader epoch are read from its value as it is checked. Returns each row's kind (as
+   add_records), how many commits of kinds 1 to 4 were of a value version newer than the specs,
+   and the rows refused (ascending; commits of kinds 1 to 4 but for the check). */
+static PyObject *Effects_add_checked(EffectsObject *e, PyObject *const *args,
+                                     Py_ssize_t nargs) {
+    if (!arity_ok(nargs, 10,
+                  "add_checked(key_offsets, key_data, value_offsets, value_data, flags, "
+                  "producers, offsets, timestamps, value_validity, value_bit)"))
+        return NULL;
+    if (effects_mode(e, 1) < 0) return NULL;
+    Py_ssize_t value_bit = PyLong_AsSsize_t(args[9]);
+    if (value_bit == -1 && PyErr_Occurred()) return NULL;
+    BufferSet b = {.count = 0};
+    if (buffers_get(&b, args, 8) < 0) return NULL;
+    Py_buffer validity = {0};
+    int has_validity = 0;
+    PyObject *result = NULL, *kinds = NULL, *refused = NULL;
+    PassChecks out = {NULL, 0, 0};
+    Py_ssize_t n;
+    PassColumns c;
+    if (pass_columns(&b, &n, &c) < 0) goto done;
+    if (args[8] != Py_None) {
+        if (PyObject_GetBuffer(args[8], &validity, PyBUF_SIMPLE) < 0) goto done;
+        has_validity = 1;
+        if (value_bit < 0 || validity.len < (value_bit + n + 7) / 8) {
+            PyErr_SetString(PyExc_ValueError, "add_checked: the value validity is too short");
+            goto done;
+        }
+        c.value_valid = validity.buf;
+        c.value_bit = value_bit;
+    }
+    if (n > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "add_checked: more than 2**31 rows in a chunk");
+        goto done;
+    }
+    if (!(out.refused = PyMem_Malloc((n ? (size_t)n : 1) * sizeof(int32_t)))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!(kinds = PyBytes_FromStringAndSize(NULL, n))) goto done;
+    uint8_t *kind = (uint8_t *)PyBytes_AS_STRING(kinds);
+    if ((e->keep_history ? effects_pass(e, &c, n, kind, 1, 1, &out)
+                         : effects_pass(e, &c, n, kind, 0, 1, &out)) < 0)
+        goto done;
+    e->rows += n;
+    if (!(refused = PyList_New(out.refused_len))) goto done;
+    for (Py_ssize_t r = 0; r < out.refused_len; r++) {
+        PyObject *row = PyLong_FromLong(out.refused[r]);
+        if (!row) goto done;
+        PyList_SET_ITEM(refused, r, row);
+    }
+    result = Py_BuildValue("(OnO)", kinds, out.newer, refused);
+done:
+    Py_XDECREF(kinds);
+    Py_XDECREF(refused);
+    PyMem_Free(out.refused);
+    if (has_validity) PyBuffer_Release(&validity);
     buffers_release(&b);
     return result;
 }
@@ -1176,6 +1294,10 @@ static PyMethodDef Effects_methods[] = {
     {"add_records", (PyCFunction)(void (*)(void))Effects_add_records, METH_FASTCALL,
      "add_records(key_offsets, key_data, value_offsets, value_data, flags, producers, "
      "offsets, timestamps) -> kinds: rows of the engine's columns, in log order."},
+    {"add_checked", (PyCFunction)(void (*)(void))Effects_add_checked, METH_FASTCALL,
+     "add_checked(key_offsets, key_data, value_offsets, value_data, flags, producers, "
+     "offsets, timestamps, value_validity, value_bit) -> (kinds, newer, refused): rows of the "
+     "engine's columns, in log order, each offset commit checked as it is read."},
     {"add_commit_rows", (PyCFunction)(void (*)(void))Effects_add_commit_rows, METH_FASTCALL,
      "add_commit_rows(group_offsets, group_data, topic_offsets, topic_data, partitions, "
      "kinds, producers): commit rows in log order, by their decoded key."},

@@ -16,6 +16,8 @@
  *   (key_numbers: its numbering of keys whose hashes collide, for the tests);
  * - superseded_commits (superseded_commits.h): the plain offset commits a later one of the
  *   same key supersedes, on the key bytes of the columns;
+ * - commit_check (commit_check.h, utf8_strict.h; shared with the _engine module): one offset
+ *   commit checked as the generated readers check it, in CommitEffects' pass;
  * - commit_kind (commit_kinds.h): each row's kind for CommitEffects, from its key and flags;
  * - offsets_valid (row_offsets.h): a binary column's row offsets lie in its data;
  * - row_flags (row_flags.h): those flags, from the flag columns' bitmaps;
@@ -50,6 +52,8 @@
 #include "newest_batches.h"
 #include "key_store.h"
 #include "superseded_commits.h"
+#include "utf8_strict.h"
+#include "commit_check.h"
 #include "commit_kinds.h"
 #include "row_offsets.h"
 #include "row_flags.h"

@@ -21,7 +21,12 @@ from codegen.columnar.topics import TOPICS, TopicDecoded, decode_topic_arrays, u
 from codegen.dumps.views.commit_rows import COMMIT_FIELDS, COMMIT_NAMES
 from codegen.runtime.backends import NATIVE, backend, native_engine
 
-__all__ = ["native_commit_columns", "native_commit_flags", "native_commit_numbers"]
+__all__ = [
+    "engine_checks",
+    "native_commit_columns",
+    "native_commit_flags",
+    "native_commit_numbers",
+]
 
 _FAMILY: Final = "consumer_offsets"
 _FLAGS, _NUMBERS, _ALL = "COMMIT_FLAGS", "COMMIT_NUMBERS", "COMMIT_ALL"
@@ -256,6 +261,19 @@ def native_commit_flags(
     return _with_flags({}, called, package)
 
 
+def engine_checks(package: str) -> bool:
+    """Whether the engine reads ``package``'s offset commits (``commit_check.h``: the native
+    backend, and the package's commit specs the layouts it reads): ``commit_columns`` decodes
+    them, and ``CommitEffects.add_checked`` checks them in its pass."""
+    engine = native_engine()
+    return (
+        engine is not None
+        and hasattr(engine, "commit_columns")
+        and backend() == NATIVE
+        and _engine_reads(package)
+    )
+
+
 def _engine_commit_columns(
     key: pa.Array | pa.ChunkedArray,
     value: pa.Array | pa.ChunkedArray,
@@ -266,12 +284,7 @@ def _engine_commit_columns(
     """``commit_columns``' tuple (``what``: :data:`_ALL`, :data:`_NUMBERS` or :data:`_FLAGS`)
     and the rows' key, value and control arrays; None where the engine cannot decode them."""
     engine = native_engine()
-    if (
-        engine is None
-        or not hasattr(engine, "commit_columns")
-        or backend() != NATIVE
-        or not _engine_reads(package)
-    ):
+    if engine is None or not engine_checks(package):
         return None
     keys, values, controls = _single(key), _single(value), _single(control)
     n = len(keys)

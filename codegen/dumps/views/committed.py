@@ -15,10 +15,11 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from codegen.columnar.package import SHIPPED
+from codegen.dumps.views.commit_columns import engine_checks
 from codegen.dumps.views.commit_rows import DELETION_SCHEMA, commit_rows
 from codegen.dumps.views.commits import decode_commit_flags, decode_commits
 from codegen.dumps.views.compaction import ReducedChunks, flags
-from codegen.dumps.views.effects import RecordEffects, native_enabled
+from codegen.dumps.views.effects import CheckedRows, RecordEffects, native_enabled
 from codegen.dumps.views.offsets import (
     deletions_in_effect,
     in_effect,
@@ -32,12 +33,11 @@ __all__ = ["CommittedOffsets"]
 
 
 class CommittedOffsets:
-    """The committed offsets of decoded ``__consumer_offsets`` rows (the engine's columns with
-    those :meth:`decode` gives: :func:`~codegen.dumps.views.commits.decode_commit_flags`' with
-    the engine, :func:`~codegen.dumps.views.commits.decode_commits`' without; decoded with
-    ``package``): add the rows of each log partition in log order, :meth:`end_partition`
-    after each, then read :meth:`table` and :meth:`deleted`. ``reduce_every``: the pure
-    backend's rows held before :func:`reduce_plain`."""
+    """The committed offsets of ``__consumer_offsets`` rows: add the rows of each log partition
+    in log order (:meth:`add_checked` where the engine checks the commits as it reads them,
+    else :meth:`add` of those :meth:`decode` gives), :meth:`end_partition` after each, then
+    read :meth:`table` and :meth:`deleted`. ``package``: what the answer's rows are decoded
+    with. ``reduce_every``: the pure backend's rows held before :func:`reduce_plain`."""
 
     def __init__(self, reduce_every: int = 1 << 18, package: str = SHIPPED) -> None:
         self._rows = ReducedChunks(reduce_plain, reduce_every)
@@ -55,6 +55,19 @@ class CommittedOffsets:
         if native_enabled():
             return decode_commit_flags(rb, package)
         return decode_commits(rb, package)
+
+    def add_checked(self, rb: pa.RecordBatch | pa.Table, package: str) -> CheckedRows | None:
+        """Add rows of the current log partition as the engine's columns give them, not
+        decoded, where the engine's pass checks each of ``package``'s offset commits as it reads
+        it (:meth:`RecordEffects.add_checked`; the kinds, newer versions and refused rows it
+        found); None, adding nothing, where it does not (:meth:`decode` the rows and
+        :meth:`add` them)."""
+        if not native_enabled() or not engine_checks(package):
+            return None
+        rows = rb if isinstance(rb, pa.Table) else pa.Table.from_batches([rb])
+        if self._effects is None:
+            self._effects = RecordEffects(self._package)
+        return self._effects.add_checked(rows)
 
     def add(self, decoded: pa.Table | pa.RecordBatch) -> npt.NDArray[np.uint8] | None:
         """Add decoded rows of the current log partition; with the engine, each row's kind

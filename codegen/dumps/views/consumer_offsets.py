@@ -56,8 +56,10 @@ class FileChunk(Slotted):
     unknown: int = 0
     newer_records: int = 0
     """Records that are not offset commits read newer than the specs."""
-    newer_commits: tuple[pa.ChunkedArray, npt.NDArray[np.bool_]] | None = None
-    """The rows' ``isNewerVersion`` column and which rows are not applied offset commits."""
+    newer_commits: tuple[pa.ChunkedArray, npt.NDArray[np.bool_]] | int | None = None
+    """The rows' ``isNewerVersion`` column and which rows are not applied offset commits; or
+    the count of applied offset commits newer than the specs, where the engine's pass counted
+    them."""
     end: int = 0
     """The byte position reached by a chunk of no rows (of segment errors only)."""
 
@@ -78,6 +80,8 @@ class FileChunk(Slotted):
         """Records read newer than the specs."""
         if self.newer_commits is None:
             return self.newer_records
+        if isinstance(self.newer_commits, int):
+            return self.newer_records + self.newer_commits
         column, left = self.newer_commits
         return self.newer_records + int(np.count_nonzero(flags(column) & ~left))
 
@@ -140,20 +144,18 @@ def apply_chunk(
     readable = None if error.null_count == n else flags(error.is_null())
     positions = rb.column("batchPosition").to_numpy(zero_copy_only=False)
     chunk = FileChunk(positions, readable)
-    table, errors = offsets.decode(rb, decoder.package)
-    kinds = offsets.add(table)
+    kinds: npt.NDArray[np.uint8] | None
     failed = None
-    if kinds is None or errors:
-        commit = commit_keys(rb.column("key"), flags(rb.column("isControl")))
-        if readable is not None:
-            commit &= readable
-        failed = np.zeros(n, np.bool_)
-        failed[list(errors)] = True
-        failed &= commit
-        left = ~commit | failed
-    else:  # the engine's kinds: the offset commits that decoded
+    checked = offsets.add_checked(rb, decoder.package)
+    if checked is not None:  # each commit checked in the engine's pass
+        kinds = checked.kinds
         left = (kinds < PLAIN_COMMIT) | (kinds > TRANSACTIONAL_TOMBSTONE)
-    chunk.newer_commits = table.column("isNewerVersion"), left
+        if checked.refused:
+            failed = np.zeros(n, np.bool_)
+            failed[checked.refused] = True
+        chunk.newer_commits = checked.newer
+    else:
+        kinds, left, failed = _decoded_and_added(rb, readable, offsets, decoder, chunk)
     # Everything else (few records), and the offset commits that did not decode (counted,
     # nothing to apply), in file order.
     others = np.nonzero(left if readable is None else readable & left)[0]
@@ -183,6 +185,33 @@ def apply_chunk(
             chunk,
         )
     return chunk
+
+
+def _decoded_and_added(
+    rb: pa.RecordBatch,
+    readable: npt.NDArray[np.bool_] | None,
+    offsets: CommittedOffsets,
+    decoder: CoordinatorDecoder,
+    chunk: FileChunk,
+) -> tuple[npt.NDArray[np.uint8] | None, npt.NDArray[np.bool_], npt.NDArray[np.bool_] | None]:
+    """``rb``'s commits decoded, then added to ``offsets`` (where the engine does not check them
+    as it reads them): the engine's kinds (None without it), which rows are not applied offset
+    commits, and which are offset commits that did not decode (None: none)."""
+    table, errors = offsets.decode(rb, decoder.package)
+    kinds = offsets.add(table)
+    failed = None
+    if kinds is None or errors:
+        commit = commit_keys(rb.column("key"), flags(rb.column("isControl")))
+        if readable is not None:
+            commit &= readable
+        failed = np.zeros(rb.num_rows, np.bool_)
+        failed[list(errors)] = True
+        failed &= commit
+        left = ~commit | failed
+    else:  # the engine's kinds: the offset commits that decoded
+        left = (kinds < PLAIN_COMMIT) | (kinds > TRANSACTIONAL_TOMBSTONE)
+    chunk.newer_commits = table.column("isNewerVersion"), left
+    return kinds, left, failed
 
 
 def _apply_others(

@@ -56,11 +56,13 @@ from codegen.slotted import FrozenSlotted
 __all__ = [
     "ABORT_MARKER",
     "COMMIT_MARKER",
+    "FLAG_COLUMNS",
     "NOTHING",
     "PLAIN_COMMIT",
     "PLAIN_TOMBSTONE",
     "TRANSACTIONAL_COMMIT",
     "TRANSACTIONAL_TOMBSTONE",
+    "CheckedRows",
     "KeyedHistory",
     "RecordEffects",
     "RecordHistory",
@@ -135,7 +137,7 @@ def _true(column: pa.ChunkedArray | pa.Array) -> npt.NDArray[np.uint8]:
     return flags(column).view(np.uint8)
 
 
-def _set(rows: pa.Table, name: str) -> npt.NDArray[np.uint8] | int:
+def _set(rows: pa.Table | pa.RecordBatch, name: str) -> npt.NDArray[np.uint8] | int:
     """Where column ``name`` is not null (bytes 0 or 1); 0 when it is absent or all null."""
     if name not in rows.column_names or rows.column(name).null_count == rows.num_rows:
         return 0
@@ -145,20 +147,27 @@ def _set(rows: pa.Table, name: str) -> npt.NDArray[np.uint8] | int:
     return bits(array.buffers()[0], array.offset, len(array))
 
 
-def _row_flags(decoded: pa.Table) -> npt.NDArray[np.uint8]:
+def _row_flags(decoded: pa.Table | pa.RecordBatch, checked: bool = False) -> npt.NDArray[np.uint8]:
     """Each decoded ``__consumer_offsets`` row's flags (:data:`CONTROL`, ...), from which and
     its key's record type the engine reads its kind (``commit_kinds.h``), as
     :func:`~codegen.dumps.views.commit_rows.commit_rows` reads the rows: read from the flag
-    columns' bitmaps."""
-    failed = _set(decoded, "_error") | _set(decoded, "_decode_error")
+    columns' bitmaps. ``checked``: the flags ``add_checked`` takes of rows not decoded
+    (:data:`TOMBSTONE` left out, :data:`DECODED` where the row was read: the engine's pass reads
+    the rest as it checks each commit)."""
+    failed = _set(decoded, "_error") | (0 if checked else _set(decoded, "_decode_error"))
     row_flags: npt.NDArray[np.uint8] = (
         _true(decoded.column("isControl")) * np.uint8(CONTROL)
         | _true(decoded.column("isTransactional")) * np.uint8(TRANSACTIONAL)
-        | _true(decoded.column("isTombstone")) * np.uint8(TOMBSTONE)
         | (np.uint8(1) - failed) * np.uint8(DECODED)
     )
+    if not checked:
+        row_flags |= _true(decoded.column("isTombstone")) * np.uint8(TOMBSTONE)
     return row_flags
 
+
+FLAG_COLUMNS: Final = ("isControl", "isTransactional", "isTombstone")
+"""The boolean columns of a decoded row's flags (:data:`CONTROL`, :data:`TRANSACTIONAL`,
+:data:`TOMBSTONE`)."""
 
 FlagBits = int | tuple[Any, ...]
 """One flag of the engine's ``row_flags``: 0 or 1 (every row's), or (bitmap, bit offset[,
@@ -179,7 +188,7 @@ def _true_bits(column: pa.ChunkedArray | pa.Array) -> FlagBits | None:
     return (data, array.offset)
 
 
-def _set_bits(rows: pa.Table, name: str) -> FlagBits:
+def _set_bits(rows: pa.Table | pa.RecordBatch, name: str) -> FlagBits:
     """Where column ``name`` is not null (as :func:`_set`), as ``row_flags`` takes it (looked
     up in the schema: ``column_names`` makes a list of every name, some 7 us)."""
     at = rows.schema.get_field_index(name)
@@ -193,17 +202,19 @@ def _set_bits(rows: pa.Table, name: str) -> FlagBits:
     return (array.buffers()[0], array.offset)
 
 
-def row_flags(decoded: pa.Table) -> npt.NDArray[np.uint8]:
+def row_flags(decoded: pa.Table | pa.RecordBatch, checked: bool = False) -> npt.NDArray[np.uint8]:
     """:func:`_row_flags` read by the engine (``row_flags.h``) from the flag columns' bitmaps in
     one loop (:func:`_row_flags`' numpy temporaries took some 93 us a 32 k-row chunk); the
     numpy form where a flag column is not boolean."""
     read = getattr(_engine_module(), "row_flags", None)
-    true = [_true_bits(decoded.column(c)) for c in ("isControl", "isTransactional", "isTombstone")]
+    names = ("isControl", "isTransactional") if checked else FLAG_COLUMNS
+    true: list[FlagBits | None] = [_true_bits(decoded.column(c)) for c in names]
     if read is None or any(t is None for t in true):
-        return _row_flags(decoded)
-    out = read(
-        decoded.num_rows, *true, _set_bits(decoded, "_error"), _set_bits(decoded, "_decode_error")
-    )
+        return _row_flags(decoded, checked)
+    if checked:  # no tombstone flag, no decode error
+        true.append(0)
+    decode_error = 0 if checked else _set_bits(decoded, "_decode_error")
+    out = read(decoded.num_rows, *true, _set_bits(decoded, "_error"), decode_error)
     return np.frombuffer(out, np.uint8)
 
 
@@ -246,9 +257,23 @@ class RecordEffects:
             return np.zeros(0, np.uint8)
         self._timestamp_type = decoded.column("timestamp").type
         kinds = _add_records(self._effects, decoded)
+        self._take_held()
+        return kinds
+
+    def add_checked(self, rows: pa.Table) -> CheckedRows:
+        """Add the rows as the engine's columns give them, not decoded: each offset commit is
+        checked by the engine's pass as it reads it (:func:`_add_checked`); what it found."""
+        if not rows.num_rows:
+            return CheckedRows(np.zeros(0, np.uint8), 0, [])
+        self._timestamp_type = rows.column("timestamp").type
+        checked = _add_checked(self._effects, rows)
+        self._take_held()
+        return checked
+
+    def _take_held(self) -> None:
+        """The deleting tombstones out of the engine as bytes, when it holds many."""
         if self._effects.deleted_count >= DELETED_HELD:
             self._deleted.append(self._effects.take_deleted())
-        return kinds
 
     def _engine_rows(self, out: tuple[bytes, ...], tombstones: bool) -> pa.Table:
         """The engine's rows (live() or take_deleted()) as the ``__consumer_offsets`` rows
@@ -365,6 +390,42 @@ def _add_records(
         *values,
     )
     return np.frombuffer(kinds, np.uint8)
+
+
+class CheckedRows(FrozenSlotted):
+    """What the engine's pass found of rows it checked as it read them (:func:`_add_checked`)."""
+
+    kinds: npt.NDArray[np.uint8]
+    """Each row's kind (:data:`PLAIN_COMMIT`, ...; :data:`NOTHING` for a commit refused)."""
+    newer: int
+    """How many commits of kinds :data:`PLAIN_COMMIT` to :data:`TRANSACTIONAL_TOMBSTONE` have a
+    value version newer than the specs."""
+    refused: list[int]
+    """The rows (ascending) of the commits refused: offset commits, read, that do not decode
+    (what :func:`~codegen.dumps.views.commits.decode_commits` lists as errors among them)."""
+
+
+def _add_checked(effects: Any, rows: pa.Table | pa.RecordBatch) -> CheckedRows:
+    """Rows of the engine's columns (not decoded) to the engine, which checks each offset commit
+    as it reads it (``CommitEffects.add_checked``, ``commit_check.h``: the check
+    ``commit_columns`` decodes with) and, in history mode, reads its numbers from its value."""
+    key_offsets, key_data = binary_buffers(rows.column("key"))
+    value = single_array(rows.column("value"))
+    value_offsets, value_data = binary_buffers(value)
+    validity = value.buffers()[0] if value.null_count else None
+    kinds, newer, refused = effects.add_checked(
+        key_offsets,
+        key_data,
+        value_offsets,
+        value_data,
+        row_flags(rows, checked=True),
+        int64_numbers(rows.column("producerId"), -1),
+        int64_numbers(rows.column("offset"), -1),
+        int64_numbers(rows.column("timestamp"), 0),
+        validity,
+        value.offset,
+    )
+    return CheckedRows(np.frombuffer(kinds, np.uint8), newer, refused)
 
 
 EffectNumbers = tuple[
