@@ -514,9 +514,13 @@ def _keyed_both(decoded: list[pa.Table], segment_bytes: int = 0) -> tuple[Any, A
     from codegen.forensics.commits import keyed_commits, keyed_effects
 
     native, pure = RecordHistory(segment_bytes), CommitHistory()
+    told = RecordHistory()  # fed the decoded numbers, as where the engine does not check the
+    told._checks = False  # commits in its pass
     for table in decoded:
         native.add(table)
+        told.add(table)
         pure.add(table)
+    _assert_same_keyed(keyed_effects(native), keyed_effects(told))
     return keyed_effects(native), keyed_commits(pure.table())
 
 
@@ -1479,9 +1483,12 @@ def test_history_of_the_commits_numbers_alone_is_that_of_every_column(
     assert answers[0] == answers[1]
 
 
-def test_history_decodes_keys_again_by_its_package(tmp_path: Path) -> None:
+@pytest.mark.parametrize("checks", [True, False])
+def test_history_decodes_keys_again_by_its_package(tmp_path: Path, checks: bool) -> None:
     """RecordHistory decodes a key's first rows again (rows decoded for their numbers alone)
-    by the package it was given, as the rows were decoded, not the shipped one."""
+    by the package it was given, as the rows were decoded, not the shipped one; whether the
+    engine checks the package's commits in its pass (its layouts: ``checks``, as said here of
+    a package that is not installed) or not."""
     steps: list[tuple[Any, ...]] = [
         ("commit", 0, False, 1, 10, None, False),
         ("commit", 1, False, 3, 11, None, False),
@@ -1495,7 +1502,8 @@ def test_history_decodes_keys_again_by_its_package(tmp_path: Path) -> None:
         asked.append(package)
         return decode_commits(rows)
 
-    history = effects.RecordHistory(package="user_codecs")
+    with mock.patch.object(effects, "engine_checks", return_value=checks):
+        history = effects.RecordHistory(package="user_codecs")
     with mock.patch.object(effects, "decode_commits", by_shipped):
         for rb in record_batches(path, batch_rows=1000):
             history.add(decode_commit_numbers(rb)[0])

@@ -45,7 +45,7 @@ from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import RemotePath, StoragePath
 from codegen.dumps.views import commits as commit_views
 from codegen.dumps.views import effects
-from codegen.dumps.views.commits import decode_commit_numbers, decode_commits
+from codegen.dumps.views.commits import decode_commits
 from codegen.dumps.views.compaction import arrow_array
 from codegen.dumps.views.cut import AsOf, batches_kept, kept_positions, newest_batch_time
 from codegen.dumps.views.effects import RecordHistory
@@ -231,8 +231,8 @@ def _read_commits(
         commits = RecordHistory(_segment_bytes(files))
     else:  # the bytes the cut keeps, which are read
         commits = RecordHistory(sum(kept_bytes for _, kept_bytes in cuts))
-    # the engine's history pass reads the commits' numbers alone
-    decode = decode_commit_numbers if isinstance(commits, RecordHistory) else decode_commits
+    # the engine's history pass checks and reads each commit as it reads its row
+    history = isinstance(commits, RecordHistory)
     for i, f in enumerate(files):
         found: list[SegmentError] = []
         kept = None if cuts is None else cuts[i][0]
@@ -245,7 +245,7 @@ def _read_commits(
         ):
             if kept is not None:
                 rb = rb.filter(pa.array(batches_kept(rb, kept)))
-            commits.add(decode(rb)[0])
+            commits.add(rb if history else decode_commits(rb)[0])
         if errors is not None:
             errors.extend(found)
     if isinstance(commits, RecordHistory):

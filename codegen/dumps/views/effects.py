@@ -36,7 +36,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from codegen.columnar.package import SHIPPED
-from codegen.dumps.views.commit_columns import native_commit_columns
+from codegen.dumps.views.commit_columns import engine_checks, native_commit_columns
 from codegen.dumps.views.commit_rows import (
     COMMIT_ROW_SCHEMA,
     DELETION_SCHEMA,
@@ -48,7 +48,7 @@ from codegen.dumps.views.commit_rows import (
     offset_columns,
     single_array,
 )
-from codegen.dumps.views.commits import decode_commits
+from codegen.dumps.views.commits import decode_commit_numbers, decode_commits
 from codegen.dumps.views.compaction import NO_MARKER, arrow_array, bits, flags
 from codegen.runtime import backends
 from codegen.slotted import FrozenSlotted
@@ -550,33 +550,45 @@ class KeyedHistory(FrozenSlotted):
 class RecordHistory:
     """The commits and tombstones of one log partition that took effect, from its decoded
     ``__consumer_offsets`` rows (as :class:`RecordEffects` takes them) added in log order: the
-    history of :func:`codegen.dumps.views.offsets.history`, by key (:meth:`keyed`); ``package``
-    decodes a key's first rows again as they were decoded."""
+    history of :func:`codegen.dumps.views.offsets.history`, by key (:meth:`keyed`); ``package``:
+    the rows' specs (the engine checks the commits in its pass where it reads them, and a key's
+    first rows are decoded again with them)."""
 
     def __init__(self, segment_bytes: int = 0, package: str = SHIPPED) -> None:
         """``segment_bytes``: the bytes of the partition's segments where known (0 if not),
         which with the first rows' sizes tell how many rows to make room for
         (:meth:`_reserve`)."""
         self._effects = _engine_type()(history=True)
+        self._checks = engine_checks(package)
         self._rows = 0
         self._segment_bytes = segment_bytes
         self._package = package
         self.keys: list[tuple[str | None, str | None, int | None]] = []
         """(group, topic, partition) by key number, decoded once per key."""
 
-    def add(self, decoded: pa.Table) -> None:
-        n = decoded.num_rows
+    def add(self, rows: pa.Table | pa.RecordBatch) -> None:
+        """Add rows of the engine's columns (decoded or not): where the engine checks the
+        shipped commits (:func:`~codegen.dumps.views.commit_columns.engine_checks`), as they
+        are, each commit checked and its numbers read from its value in the engine's pass
+        (:func:`_add_checked`); else decoded first
+        (:func:`~codegen.dumps.views.commits.decode_commit_numbers`, where they are not)."""
+        n = rows.num_rows
         if not n:
             return
         if not self._rows and self._segment_bytes:
-            self._reserve(decoded)
-        _add_records(self._effects, decoded, *_effect_numbers(decoded))
+            self._reserve(rows)
+        if self._checks:
+            _add_checked(self._effects, rows)
+        else:
+            if rows.schema.get_field_index("decodedValue") < 0:
+                rows, _ = decode_commit_numbers(rows, self._package)
+            _add_records(self._effects, rows, *_effect_numbers(rows))
         first = np.frombuffer(self._effects.key_rows(len(self.keys)), np.int64) - self._rows
         if len(first):
-            self.keys += commit_keys(_decoded_keys(decoded, arrow_array(first), self._package))
+            self.keys += commit_keys(_decoded_keys(rows, arrow_array(first), self._package))
         self._rows += n
 
-    def _reserve(self, first: pa.Table) -> None:
+    def _reserve(self, first: pa.Table | pa.RecordBatch) -> None:
         """Room for the partition's rows made before the first are added: as many as its
         segments hold at the ``first`` rows' key and value bytes a row (a record holds at least
         its key and value; compressed or larger later rows only grow it as before), where the
@@ -602,10 +614,10 @@ class RecordHistory:
         )
 
 
-def _decoded_keys(decoded: pa.Table, rows: pa.Array, package: str) -> pa.Array:
+def _decoded_keys(decoded: pa.Table | pa.RecordBatch, rows: pa.Array, package: str) -> pa.Array:
     """``decodedKey`` of ``rows``, decoded again by ``package`` from their key bytes where the
-    rows came without it (:func:`~codegen.dumps.views.commits.decode_commit_numbers`): a key's
-    first rows, few."""
+    rows came without it (not decoded, or
+    :func:`~codegen.dumps.views.commits.decode_commit_numbers`'): a key's first rows, few."""
     if decoded.schema.get_field_index("decodedKey") >= 0:
         return single_array(decoded.column("decodedKey")).take(rows)
     again, _ = decode_commits(decoded.select(["key", "value", "isControl"]).take(rows), package)
