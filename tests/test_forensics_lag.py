@@ -1265,6 +1265,75 @@ def test_commit_log_ends_checks_its_buffers() -> None:
         assert np.frombuffer(log_end, np.int64).tolist() == want.tolist()
 
 
+def test_commit_log_ends_writes_the_outputs_given() -> None:
+    """commit_log_ends given its three outputs writes their first bytes, a commit's each, and
+    returns them as given, with what it makes of its own without them; an output shorter than
+    the commits, or read-only, is refused."""
+    index = lag_module.effects.engine_function("log_end_index")
+    commit_log_ends = lag_module.effects.engine_function("commit_log_ends")
+    if index is None or commit_log_ends is None:
+        pytest.skip("the native engine is not built")
+    i64 = lambda *v: np.asarray(v, np.int64)  # noqa: E731
+    steps = index([(i64(1, 5), i64(10, 20))])
+    args = (i64(0, -1), i64(0, 2, 3), i64(0, 7, 9), i64(3, 30, 4))
+    made = commit_log_ends(steps, *args)
+    given = (np.full(5, -7, np.int64), np.full(5, -7, np.int64), np.full(5, 9, np.uint8))
+    got = commit_log_ends(steps, *args, *given)
+    assert all(g is o for g, o in zip(got, given, strict=True))
+    for out, own in zip(given, made, strict=True):
+        assert out[:3].tolist() == np.frombuffer(own, out.dtype).tolist()
+        assert out[3:].tolist() == [out[4]] * 2 and out[4] in (-7, 9)  # past the commits: left
+    assert np.frombuffer(made[0], np.int64).tolist() == [0, 20, 0]
+    for at, bad in [(0, given[0][:2]), (1, given[1][:2]), (2, given[2][:2]), (2, bytes(3))]:
+        with pytest.raises((ValueError, TypeError, BufferError)):
+            commit_log_ends(steps, *args, *given[:at], bad, *given[at + 1 :])
+    for fewer in (given[:1], given[:2]):
+        with pytest.raises(TypeError):
+            commit_log_ends(steps, *args, *fewer)
+
+
+@pytest.mark.skipif(
+    lag_module.effects.engine_function("commit_log_ends") is None,
+    reason="the native engine is not built",
+)
+def test_log_end_index_hands_on_outputs_no_report_holds() -> None:
+    """A command's LogEndIndex gives commit_log_ends the last call's outputs again once nothing
+    else holds them (their pages written already), new ones with a quarter more room where a
+    past call's are still held or too short: a report kept (lag_reports keeps every partition's)
+    keeps its log ends and lags whatever the calls after it write."""
+    end = LogEnd([1, 5], [10, 20], "segments", "here", True)
+
+    def keyed(times: list[int]) -> KeyedCommits:
+        n = len(times)
+        return KeyedCommits(
+            [("g", "t", 0)],
+            np.asarray([0, n], np.int64),
+            np.arange(n, dtype=np.int64),
+            np.asarray(times, np.int64),
+            np.full(n, 3, np.int64),
+            np.zeros(n, np.int64),
+            [[]],
+            [True],
+            np.zeros(1, np.int64),
+        )
+
+    steps = lag_module.LogEndIndex()
+    kept = lag_module.commit_lags(keyed([0, 1, 9, 2]), [end], steps)
+    assert [a.tolist() for a in kept] == [[0, 10, 20, 10], [0, 7, 17, 7], [True] * 4]
+    later = lag_module.commit_lags(keyed([9, 9, 0]), [end], steps)  # kept is held: new room
+    assert [a.tolist() for a in kept] == [[0, 10, 20, 10], [0, 7, 17, 7], [True] * 4]
+    assert not any(np.shares_memory(a, b) for a in kept for b in later)
+    room = [weakref.ref(a.base) for a in later]  # not held by the test
+    del kept, later  # held by nothing but the index
+    again = lag_module.commit_lags(keyed([5, 0, 1]), [end], steps)
+    assert [a.tolist() for a in again] == [[20, 0, 10], [17, 0, 7], [True] * 3]
+    assert all(a.base is r() for a, r in zip(again, room, strict=True))
+    del again
+    longer = lag_module.commit_lags(keyed([0] * 9), [end], steps)  # past the room: new room
+    assert all(a.base is not r() for a, r in zip(longer, room, strict=True))
+    assert len(longer[0].base) == 9 + 9 // 4
+
+
 def test_commit_log_ends_at_every_time() -> None:
     """The engine's log end at every time around the steps of log ends whose index buckets
     hold none, one, two, three and many steps (equal times among them), for keys given out

@@ -668,6 +668,47 @@ print("after a history was freed: no room made")
     assert done.stdout.split("\n")[:2] == ["refused", "after a history was freed: no room made"]
 
 
+def test_history_after_a_freed_one_holds_its_own_rows_only() -> None:
+    """A history made after one was freed takes the freed one's columns (effect_history.h
+    history_spare: their pages written already): it holds its own rows alone, fewer or more
+    than the freed one's capacity, and a history made while another lives has columns of its
+    own (writing one leaves the other's rows as they were)."""
+    from codegen.native import _records
+
+    def history(n: int, first: int) -> Any:
+        """A history of n plain commits of 7 keys at record offsets first on."""
+        h = _records.CommitEffects(history=True)
+        key = pa.array([_key(False, "g", "t", k % 7) for k in range(n)], pa.binary())
+        value = pa.array([b"v"] * n, pa.binary())
+        offsets = np.arange(first, first + n, dtype=np.int64)
+        h.add_records(
+            *_buffers(key), *_buffers(value), np.full(n, DECODED, np.uint8),
+            np.zeros(n, np.int64), offsets, np.zeros(n, np.int64), offsets * 2, offsets * 3,
+            np.zeros(n, np.int32), np.ones(n, np.uint8),
+        )  # fmt: skip
+        return h
+
+    def rows(h: Any) -> list[int]:
+        return np.frombuffer(h.effect_rows(), np.int64).tolist()
+
+    def keyed_times(h: Any) -> list[int]:
+        out = h.keyed(np.arange(len(np.frombuffer(h.key_rows(0), np.int64)), dtype=np.int64))
+        return sorted(np.frombuffer(out[3], np.int64).tolist())
+
+    longer = history(5_000, 0)
+    del longer  # its columns kept for the next history
+    shorter = history(300, 10_000)
+    assert rows(shorter) == list(range(10_000, 10_300))
+    assert keyed_times(shorter) == [3 * r for r in range(10_000, 10_300)]
+    alongside = history(9_000, 50_000)  # shorter lives: columns of its own
+    assert rows(shorter) == list(range(10_000, 10_300))
+    assert rows(alongside) == list(range(50_000, 59_000))
+    del shorter, alongside
+    grown = history(20_000, 100_000)  # past the kept columns' capacity: grown from them
+    assert rows(grown) == list(range(100_000, 120_000))
+    assert keyed_times(grown) == [3 * r for r in range(100_000, 120_000)]
+
+
 def test_history_of_keys_in_their_entries_or_apart(tmp_path: Path) -> None:
     """History mode holds a key of up to 40 bytes (after its type) in its one-line table entry,
     a longer one apart: 1,500 keys of 9 to 129 bytes (39, 40 and 41 among them, so a key one
