@@ -167,3 +167,24 @@ def test_odd_keys_are_odd() -> None:
         None,
     ]
     assert [t for t, _, _ in found] == [1, 1, 1, 0, 3, 5, 2, -1, -1, 32512]
+
+
+@pytest.mark.parametrize("gap", [1, 1 << 12, 1 << 25, 1 << 45])
+def test_the_engines_live_records_are_by_offset(gap: int) -> None:
+    # keys written again in a shuffled order, the offsets apart by up to `gap` (one radix pass
+    # of 11 bits, two, three, five): live() has each key's last record, by offset
+    from codegen.native import _records
+
+    rng = np.random.default_rng(gap)
+    writes = rng.integers(0, 300, 2000)
+    offsets = np.cumsum(rng.integers(1, gap + 1, len(writes))).astype(np.int64) - 1
+    keys = [b"key-%d" % w for w in writes]
+    ends = np.cumsum([0] + [len(k) for k in keys]).astype(np.int32)
+    values = np.arange(0, 2 * len(keys) + 1, 2, dtype=np.int32)
+    engine = _records.LiveKeys()
+    kinds = np.ones(len(keys), np.uint8)
+    producers = np.full(len(keys), -1, np.int64)
+    value_data = b"".join(int(w).to_bytes(2, "big") for w in writes)
+    assert engine.add(ends, b"".join(keys), values, value_data, kinds, producers, offsets)
+    last = {k: (int(o), int(w)) for k, o, w in zip(keys, offsets, writes, strict=True)}
+    assert engine.live() == sorted((o, w, k) for k, (o, w) in last.items())
