@@ -6,6 +6,7 @@ import gzip
 import io
 import itertools
 import json
+import mmap
 import random
 import shutil
 import struct
@@ -1076,14 +1077,18 @@ def test_commit_lags_without_a_log_end_history_share_read_only_zeros(
     small = lag_module.commit_lags(keyed([2, 3]), [None, checkpoint], steps)
     large = lag_module.commit_lags(keyed([4, 0, 6]), [checkpoint, None, None], steps)
     again = lag_module.commit_lags(keyed([1, 2]), [None, None], steps)
-    for got, n in ((small, 5), (large, 10), (again, 3)):
+    longer = lag_module.commit_lags(keyed([12]), [None], steps)  # within the room made
+    for got, n in ((small, 5), (large, 10), (again, 3), (longer, 12)):
         log_end, lag, known = got
         assert (log_end.dtype, lag.dtype, known.dtype) == (np.int64, np.int64, np.bool_)
         assert log_end.tolist() == lag.tolist() == [0] * n and known.tolist() == [False] * n
         assert not any(a.flags.writeable for a in got)
-    # grown once for the larger call, then the same memory given again
+    # grown once for the larger call (a quarter more room), then the same memory given again
     assert not np.shares_memory(small[0], large[0])
-    assert all(np.shares_memory(a, large[0]) for a in (*large, *again))
+    assert all(np.shares_memory(a, large[0]) for a in (*large, *again, *longer))
+    # pages never written: a read-only private map where the system has one
+    if hasattr(mmap, "MAP_PRIVATE"):
+        assert isinstance(large[0].base.base.obj, mmap.mmap)
 
 
 def test_commit_lags_of_crowded_and_spread_steps_at_the_int64_ends(
