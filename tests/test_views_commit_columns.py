@@ -196,3 +196,24 @@ def test_a_package_with_another_commit_layout_goes_to_the_reference(
     assert not errors and not reference.errors
     for name, column in reference.columns.items():
         assert table.column(name).to_pylist() == column.to_pylist(), name
+
+
+def test_long_and_non_ascii_groups_and_topics() -> None:
+    """Names of 128 bytes and more (a length byte above 0x7F between the group and the topic),
+    valid UTF-8 beyond ASCII in either, and text written wrong in the topic alone: the key's
+    strings checked by one ASCII test of both where it passes, each on its own where not."""
+    key = commit_key(1, "g", "topic", 2)
+    rows = [
+        (commit_key(1, "g" * n, "t" * m, 3), commit_value(3), False)
+        for n, m in ((0, 0), (127, 128), (128, 200), (300, 0), (0, 1000))
+    ]
+    rows += [
+        (commit_key(1, group, topic, 3), commit_value(3), False)
+        for group, topic in (("é" * 70, "t"), ("g", "ü" * 90), ("日本" * 30, "€" * 50))
+    ]
+    rows += [
+        (_replace(key, 7, b"\xff"), commit_value(3), False),  # in the topic
+        (_replace(key, 7, b"\xed\xa0\x80"), commit_value(3), False),  # a surrogate there
+        (_replace(commit_key(1, "g", "t" * 130, 2), 9, b"\xc0\xaf"), None, False),
+    ]
+    assert_same_as_reference(*arrays(rows))

@@ -21,9 +21,8 @@
 
 #define COMMIT_NEWEST_VALUE 4 /* OffsetCommitValue's newest version (flexible) */
 
-/* Python's strict UTF-8 (utf8_strict.h's utf8_valid) with the usual case inline: the short
-   ASCII names of groups and topics, checked a word at a time (the last word may overlap). */
-static HOT_INLINE int commit_utf8(const unsigned char *s, Py_ssize_t n) {
+/* Whether s[0:n] is ASCII, a word at a time (the last word may overlap). */
+static HOT_INLINE int commit_ascii(const unsigned char *s, Py_ssize_t n) {
     uint64_t high = 0, w;
     if (n >= 8) {
         for (Py_ssize_t i = 0; i + 8 <= n; i += 8) { memcpy(&w, s + i, 8); high |= w; }
@@ -32,7 +31,13 @@ static HOT_INLINE int commit_utf8(const unsigned char *s, Py_ssize_t n) {
     } else {
         for (Py_ssize_t i = 0; i < n; i++) high |= s[i];
     }
-    return LIKELY(!(high & UINT64_C(0x8080808080808080))) || utf8_valid(s, n);
+    return !(high & UINT64_C(0x8080808080808080));
+}
+
+/* Python's strict UTF-8 (utf8_strict.h's utf8_valid) with the usual case inline: the short
+   ASCII names of groups and topics. */
+static HOT_INLINE int commit_utf8(const unsigned char *s, Py_ssize_t n) {
+    return LIKELY(commit_ascii(s, n)) || utf8_valid(s, n);
 }
 
 /* An int16-length string at d[*pos:len]: its start and length, 0; -1 where the reader refuses it
@@ -111,11 +116,11 @@ static HOT_INLINE int commit_value(const unsigned char *d, Py_ssize_t len, int v
 }
 
 /* What commit_check() read of a commit, as far as it read: the key's group and topic (start and
-   size in the key's bytes after its type) and partition; the value's version as written
-   (has_version: the value has one), whether it is newer than COMMIT_NEWEST_VALUE, and the value
-   read as that version. */
+   size in the key's bytes after its type), partition, and the size of those bytes up to the
+   partition's end; the value's version as written (has_version: the value has one), whether
+   it is newer than COMMIT_NEWEST_VALUE, and the value read as that version. */
 typedef struct {
-    Py_ssize_t group_start, group_size, topic_start, topic_size;
+    Py_ssize_t group_start, group_size, topic_start, topic_size, key_size;
     int32_t partition;
     int16_t version;
     uint8_t has_version, newer;
@@ -126,15 +131,27 @@ typedef struct {
    value (has_value: not a tombstone) is vb[0:vn]: 1 accepted with its value read into
    out->value, 0 an accepted tombstone, -1 refused (a value without a version, a version the
    value never had, or a key or value the reader refuses). out->newer and out->version are set
-   where the version is read, refused or not. */
+   where the version is read, refused or not. The key's two strings are checked as UTF-8 by
+   one ASCII test of the bytes from the group's first to the topic's last (the topic's length
+   between them has no byte above 0x7F below 128 bytes), each on its own where that fails:
+   one loop a key where there were two. */
 static HOT_INLINE int commit_check(int t, const unsigned char *kb, Py_ssize_t kn, int has_value,
                                    const unsigned char *vb, Py_ssize_t vn, CommitChecked *out) {
-    Py_ssize_t o = 0;
     out->has_version = out->newer = 0;
-    if (commit_string16(kb, kn, &o, &out->group_start, &out->group_size) < 0 ||
-        commit_string16(kb, kn, &o, &out->topic_start, &out->topic_size) < 0 || kn - o < 4)
+    if (kn < 2) return -1;
+    Py_ssize_t gn = (int16_t)load16(kb);
+    if (gn < 0 || gn > kn - 2 || kn - 2 - gn < 2) return -1;
+    Py_ssize_t ts = 2 + gn + 2, tn = (int16_t)load16(kb + 2 + gn);
+    if (tn < 0 || tn > kn - ts || kn - ts - tn < 4) return -1;
+    if (!LIKELY(commit_ascii(kb + 2, gn + 2 + tn)) &&
+        (!utf8_valid(kb + 2, gn) || !utf8_valid(kb + ts, tn)))
         return -1;
-    out->partition = (int32_t)load32(kb + o);
+    out->group_start = 2;
+    out->group_size = gn;
+    out->topic_start = ts;
+    out->topic_size = tn;
+    out->key_size = ts + tn + 4;
+    out->partition = (int32_t)load32(kb + ts + tn);
     if (!has_value) {
         out->value = (CommitValue){0}; /* (never read: set for the compiler's sake) */
         return 0;

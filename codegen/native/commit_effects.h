@@ -599,8 +599,10 @@ static HOT_INLINE uint64_t effects_look(const PassColumns *c, uint8_t *kind, Py_
         out->newer += cc.newer;
         *d = rc ? (Decoded){cc.value.offset, cc.value.commit_ts, cc.value.epoch}
                 : (Decoded){0, 0, -1};
+        *size = (int32_t)cc.key_size; /* (commit_key_size's, the key being one) */
+    } else {
+        *size = commit_key_size(k, bytes);
     }
-    *size = commit_key_size(k, bytes);
     return commit_key_hash(k + 2, *size);
 }
 
