@@ -21,12 +21,15 @@ from downgrade_logs import (
     share_snapshot,
     value,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from codegen.dumps import SegmentWriter
 from codegen.dumps.model import ControlType
 from codegen.forensics.coordinator_partitions import live_records
 from codegen.forensics.downgrade import check_downgrade
 from codegen.forensics.downgrade_command import downgrade_check_command
+from codegen.forensics.output import indented_json
 from codegen.forensics.release_specs import RELEASE_JARS, derive_releases
 from codegen.forensics.releases import HARD_CODED, release, release_lines
 
@@ -554,3 +557,40 @@ def test_a_blocker_reads_as_json_as_its_fields_do() -> None:
     blocker = Blocker("ignored", 3, 17, 5, "ConsumerGroupMetadata", 0, None, "skipped")
     assert blocker.to_json() == camel_keys(asdict(blocker))
     assert list(blocker.to_json())[3:6] == ["recordType", "name", "valueVersion"]
+
+
+_json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.text(max_size=12),
+    st.sampled_from(["", "'quoted'", 'a "b" \\ c', "\x7f\x00\n\u2028é😀"]),
+)
+_json_docs = st.recursive(
+    _json_scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.lists(inner, max_size=3).map(tuple),
+        st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(doc=_json_docs, indent=st.sampled_from([0, 1, 2]))
+def test_indented_json_is_the_standard_encoders_text(doc: Any, indent: int) -> None:
+    assert indented_json(doc, indent) == json.dumps(doc, indent=indent)
+
+
+@pytest.mark.parametrize(
+    "doc", [{"x": 1.5}, [float("nan")], {1: "a"}, {"a": [{"b": float("inf")}]}, {"s": {1, 2}}]
+)
+def test_indented_json_leaves_what_it_does_not_write_to_the_standard_encoder(doc: Any) -> None:
+    try:
+        expected = json.dumps(doc, indent=1)
+    except TypeError:
+        with pytest.raises(TypeError):
+            indented_json(doc)
+        return
+    assert indented_json(doc) == expected

@@ -3,7 +3,6 @@ group and lag views."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,7 +11,7 @@ import click
 
 from codegen.failures import GuardedCommand
 from codegen.forensics.downgrade import DowngradeReport, check_downgrade
-from codegen.forensics.output import group_cell
+from codegen.forensics.output import group_cell, indented_json
 from codegen.forensics.releases import DEFAULT, NEW, OLD
 from codegen.text import plural
 
@@ -270,7 +269,7 @@ def downgrade_check_command(
         if replayed is not None:
             doc["replay"] = replayed.to_json()
         doc["exitCode"] = code
-        click.echo(json.dumps(doc, indent=1))
+        click.echo(indented_json(doc))
     else:
         click.echo(render_table(report))
         if replayed is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Iterable
+from json.encoder import encode_basestring_ascii
 from pathlib import Path
 from typing import Any, BinaryIO, Final
 
@@ -23,6 +24,7 @@ __all__ = [
     "LineOutput",
     "emit",
     "group_cell",
+    "indented_json",
     "json_bytes",
     "json_line",
     "jsonl",
@@ -111,6 +113,66 @@ def _orjson(doc: Any) -> bytes | None:
 
 def _standard_json(doc: Any) -> str:
     return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+
+
+class _NotPlain(Exception):
+    """A value :func:`indented_json` leaves to the standard encoder."""
+
+
+def indented_json(doc: Any, indent: int = 1) -> str:
+    """``json.dumps(doc, indent=indent)``, the same text, written without the standard
+    encoder's generators (a ``yield from`` a level for every piece: downgrade-check's report of
+    1,299 blockers, 1.4 MB, took some 10 ms that way, some 7.5 here): strings by its C escaper,
+    the rest as it writes them; a document holding anything but dicts with string keys, lists,
+    tuples, strings, integers, booleans and None is left to it."""
+    pieces: list[str] = []
+    put = pieces.append
+
+    def write(value: Any, level: int) -> None:
+        if isinstance(value, str):
+            put(encode_basestring_ascii(value))
+        elif value is None:
+            put("null")
+        elif value is True:
+            put("true")
+        elif value is False:
+            put("false")
+        elif isinstance(value, int):
+            put(int.__repr__(value))
+        elif isinstance(value, dict):
+            if not value:
+                put("{}")
+                return
+            inner = "\n" + " " * (indent * (level + 1))
+            before = "{" + inner
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise _NotPlain
+                put(before)
+                put(encode_basestring_ascii(key))
+                put(": ")
+                write(item, level + 1)
+                before = "," + inner
+            put("\n" + " " * (indent * level) + "}")
+        elif isinstance(value, list | tuple):
+            if not value:
+                put("[]")
+                return
+            inner = "\n" + " " * (indent * (level + 1))
+            before = "[" + inner
+            for item in value:
+                put(before)
+                write(item, level + 1)
+                before = "," + inner
+            put("\n" + " " * (indent * level) + "]")
+        else:
+            raise _NotPlain
+
+    try:
+        write(doc, 0)
+    except _NotPlain:
+        return json.dumps(doc, indent=indent)
+    return "".join(pieces)
 
 
 def emit(text: str, output: Path | None) -> None:
