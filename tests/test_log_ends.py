@@ -21,6 +21,7 @@ from codegen.dumps.header_ends import batch_ends
 from codegen.dumps.model import ControlType
 from codegen.dumps.segments import SegmentReader, header_pass_for
 from codegen.dumps.views.cut import AsOf
+from codegen.dumps.writer import encode_record_batch
 from codegen.forensics import inputs
 from codegen.forensics.inputs import LogEnd, LogEnds, discover
 from codegen.runtime import backends
@@ -165,6 +166,34 @@ def test_batch_ends_leave_a_file_to_the_reference(tmp_path: Path) -> None:
         assert e[0].tolist() == rows.column("maxTimestamp").to_pylist()
         assert e[1].tolist() == rows.column("lastOffset").to_pylist()
     assert batch_ends([]) == []
+
+
+def test_batch_ends_of_files_of_the_smallest_batches(tmp_path: Path) -> None:
+    """Files of nothing but empty v2 batches (61 bytes, the fewest header_at takes): as many
+    batches as their bytes allow, the room batch_header_ends makes for its columns, filled to
+    the end (a batch written past it stops the sanitizer build), with an empty file and one cut
+    short among them: what their batch rows give, the one cut short left to the reference."""
+    native_pass()
+    folder = tmp_path / "t-0"
+    folder.mkdir()
+    files = [folder / f"{base:020d}.log" for base in (0, 100, 107, 200)]
+    smallest = [
+        [encode_record_batch([], base_offset=b + i, timestamp=5 * i) for i in range(n)]
+        for b, n in ((0, 100), (100, 7), (107, 0), (200, 40))
+    ]
+    for f, batches in zip(files, smallest, strict=True):
+        f.write_bytes(b"".join(batches))
+    files[1].write_bytes(files[1].read_bytes() + smallest[0][0][:30])  # a batch cut short
+    assert {len(b) for bs in smallest for b in bs} == {61}
+    found = batch_ends(files)
+    assert found is not None and [e is None for e in found] == [False, True, False, False]
+    for f, e in zip(files, found, strict=True):
+        if e is None:
+            continue
+        rows = batch_rows(f)
+        assert e[0].tolist() == rows.column("maxTimestamp").to_pylist()
+        assert e[1].tolist() == rows.column("lastOffset").to_pylist()
+    assert [len(e[1]) for e in found if e is not None] == [100, 0, 40]
 
 
 @pytest.mark.parametrize("held", ["files", "remote", "mapped"])
