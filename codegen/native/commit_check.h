@@ -48,7 +48,8 @@ static HOT_INLINE int commit_string16(const unsigned char *d, Py_ssize_t len, Py
     if (len - o < 2) return -1;
     int64_t n = (int16_t)load16(d + o);
     o += 2;
-    if (n < 0 || n > len - o || !commit_utf8(d + o, (Py_ssize_t)n)) return -1;
+    if ((uint64_t)n > (uint64_t)(len - o) || !commit_utf8(d + o, (Py_ssize_t)n))
+        return -1; /* negative (the unsigned compare), past the end, not UTF-8 */
     *start = o;
     *size = (Py_ssize_t)n;
     *pos = o + (Py_ssize_t)n;
@@ -138,11 +139,13 @@ typedef struct {
 static HOT_INLINE int commit_check(int t, const unsigned char *kb, Py_ssize_t kn, int has_value,
                                    const unsigned char *vb, Py_ssize_t vn, CommitChecked *out) {
     out->has_version = out->newer = 0;
-    if (kn < 2) return -1;
+    /* the group's length, the group and the topic's length, then the topic and the partition
+       (a negative length refused by the unsigned compare) */
+    if (kn < 4) return -1;
     Py_ssize_t gn = (int16_t)load16(kb);
-    if (gn < 0 || gn > kn - 2 || kn - 2 - gn < 2) return -1;
+    if ((size_t)gn > (size_t)(kn - 4)) return -1;
     Py_ssize_t ts = 2 + gn + 2, tn = (int16_t)load16(kb + 2 + gn);
-    if (tn < 0 || tn > kn - ts || kn - ts - tn < 4) return -1;
+    if (kn - ts < 4 || (size_t)tn > (size_t)(kn - ts - 4)) return -1;
     if (!LIKELY(commit_ascii(kb + 2, gn + 2 + tn)) &&
         (!utf8_valid(kb + 2, gn) || !utf8_valid(kb + ts, tn)))
         return -1;
