@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from downgrade_logs import key
 from hypothesis import HealthCheck, given, settings
@@ -20,7 +21,7 @@ from test_views_offsets import logs_with_groups, write_log
 from codegen.dumps.arrow import record_batches
 from codegen.dumps.coordinator import CoordinatorDecoder, coordinator_decoder, decode_batches
 from codegen.dumps.views.effects import kinds_of
-from codegen.dumps.views.live import LiveKeys
+from codegen.dumps.views.live import LiveColumns, LiveKeys
 from codegen.forensics.coordinator_partitions import LiveRecord, LiveRecords, scan_partition
 from codegen.forensics.loaded import group_of
 from codegen.runtime.backends import use_backend
@@ -83,6 +84,19 @@ def test_rows_out_of_log_order_are_read_by_the_reference(tmp_path: Path) -> None
     assert sorted(view.live.values(), key=lambda r: r.offset) == _record_view(path)
 
 
+def _rows_of(columns: tuple[bytes, bytes, bytes, bytes]) -> list[tuple[int, int, bytes]]:
+    """The engine's live() columns as (offset, value version, key) rows."""
+    offsets, versions, key_offsets, key_data = columns
+    ends = np.frombuffer(key_offsets, np.int32).tolist()
+    keys = [key_data[a:b] for a, b in itertools.pairwise(ends)]
+    numbers = zip(
+        np.frombuffer(offsets, np.int64).tolist(),
+        np.frombuffer(versions, np.int32).tolist(),
+        strict=True,
+    )
+    return [(o, v, k) for (o, v), k in zip(numbers, keys, strict=True)]
+
+
 def test_the_engine_checks_its_buffers() -> None:
     from codegen.native import _records
 
@@ -99,7 +113,7 @@ def test_the_engine_checks_its_buffers() -> None:
     with pytest.raises(TypeError):
         engine.add(offsets, b"abcd")
     assert engine.add(offsets, b"abcd", offsets, b"\x00\x05xy", kinds, one, one)
-    assert engine.live() == [(1, 5, b"abcd")]
+    assert _rows_of(engine.live()) == [(1, 5, b"abcd")]
 
 
 def test_a_real_dump_has_the_same_live_records() -> None:
@@ -139,8 +153,13 @@ def test_live_keys_are_decoded_as_decode_key_and_group_of_read_each(backend: str
             decoder = CoordinatorDecoder(topic)
             keys = [k for t, k in _odd_keys() if t == topic]
             live = [(10 + i, i - 1, k) for i, k in enumerate(keys)]
+            columns = LiveColumns(
+                np.array([o for o, _, _ in live], np.int64),
+                np.array([v for _, v, _ in live], np.int32),
+                pa.array(keys, pa.binary()),
+            )
             view = LiveRecords(7)
-            view.take_live(live, decoder)
+            view.take_live(columns, decoder)
             expected = {}
             for offset, version, k in live:
                 rtype, name, key_obj = decoder.decode_key(k)
@@ -189,7 +208,7 @@ def test_the_engines_live_records_are_by_offset(gap: int) -> None:
     value_data = b"".join(int(w).to_bytes(2, "big") for w in writes)
     assert engine.add(ends, b"".join(keys), values, value_data, kinds, producers, offsets)
     last = {k: (int(o), int(w)) for k, o, w in zip(keys, offsets, writes, strict=True)}
-    assert engine.live() == sorted((o, w, k) for k, (o, w) in last.items())
+    assert _rows_of(engine.live()) == sorted((o, w, k) for k, (o, w) in last.items())
 
 
 def test_kinds_of_every_flag_and_marker() -> None:

@@ -21,7 +21,7 @@ from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import StoragePath
 from codegen.dumps.views.compacted import CompactedView
 from codegen.dumps.views.effects import engine_function
-from codegen.dumps.views.live import LiveKeys, LiveRow
+from codegen.dumps.views.live import LiveColumns, LiveKeys
 from codegen.forensics.coordinator_logs import dump_partitions
 from codegen.forensics.inputs import LogDirs
 from codegen.forensics.loaded import GROUP_FIELDS, LoadedPartition, group_of
@@ -87,15 +87,15 @@ class LiveRecords(CompactedView):
             group_of(rec.key),
         )
 
-    def take_live(self, live: list[LiveRow], decoder: CoordinatorDecoder) -> None:
+    def take_live(self, live: LiveColumns, decoder: CoordinatorDecoder) -> None:
         """The live records from the columnar view (:meth:`codegen.dumps.views.live.LiveKeys
         .records`), for a view fed no records: only :attr:`live` is filled, and only the keys
         are decoded (a live record is judged by its type, its value's version and its group),
         a record type's keys at once (:func:`_key_groups`)."""
-        if not live:
+        if not len(live.keys):
             return
-        offsets, versions, keys = zip(*live, strict=True)
-        rows = Rows(pa.array(keys, pa.binary()))
+        keys = live.keys.to_pylist()
+        rows = Rows(live.keys)
         types, typed = rows.int16_at(rows.starts, rows.ends)
         types = np.where(typed, types, -1)  # as decode_key: -1 for a key without a type
         groups: list[str | None] = [None] * len(keys)
@@ -108,8 +108,9 @@ class LiveRecords(CompactedView):
                 for i, group in zip(at.tolist(), _key_groups(rt, rows, at, decoder), strict=True):
                     groups[i] = group
         kinds = types.tolist()
-        columns = ([self.partition] * len(keys), offsets, kinds, [names[t] for t in kinds])
-        self.live.update(zip(keys, _live_objects((*columns, versions, groups)), strict=True))
+        columns = ([self.partition] * len(keys), live.offsets.tolist(), kinds)
+        values = (*columns, [names[t] for t in kinds], live.versions.tolist(), groups)
+        self.live.update(zip(keys, _live_objects(values), strict=True))
 
 
 def _live_objects(columns: tuple[Sequence[Any], ...]) -> list[LiveRecord]:

@@ -242,10 +242,21 @@ static int live_sort_pairs(int64_t *pairs, size_t n) {
     return 0;
 }
 
-/* live() -> list of (offset, value version, key bytes): the live records, by offset. */
+/* live() -> (offsets, versions, key_offsets, key_data): the live records by offset, as columns
+   (bytes each): int64 offsets, int32 value versions, and the keys as a binary column, int32
+   offsets (rows + 1) into their data; a column the caller reads at once, where a tuple a
+   record was made and taken apart again. */
 static PyObject *LiveKeys_live(LiveKeysObject *s, PyObject *unused) {
-    size_t n = 0;
-    for (size_t k = 0; k < s->store.count; k++) n += live_keys_entries(s)[k].offset >= 0;
+    size_t n = 0, bytes = 0;
+    for (size_t k = 0; k < s->store.count; k++)
+        if (live_keys_entries(s)[k].offset >= 0) {
+            n++;
+            bytes += (size_t)live_keys_entries(s)[k].key.size;
+        }
+    if (bytes > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "live(): the live keys pass 2 GiB");
+        return NULL;
+    }
     int64_t *order = PyMem_Malloc((n ? n : 1) * 2 * sizeof(int64_t)); /* (offset, key) pairs */
     if (!order) return PyErr_NoMemory();
     size_t at = 0;
@@ -255,15 +266,33 @@ static PyObject *LiveKeys_live(LiveKeysObject *s, PyObject *unused) {
         order[2 * at + 1] = (int64_t)k;
         at++;
     }
-    PyObject *out = live_sort_pairs(order, n) < 0 ? NULL : PyList_New((Py_ssize_t)n);
-    for (size_t i = 0; out && i < n; i++) {
+    PyObject *out = NULL, *offsets = NULL, *versions = NULL, *key_offsets = NULL, *key_data = NULL;
+    if (live_sort_pairs(order, n) < 0 ||
+        !(offsets = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * sizeof(int64_t)))) ||
+        !(versions = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * sizeof(int32_t)))) ||
+        !(key_offsets = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((n + 1) * sizeof(int32_t)))) ||
+        !(key_data = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)bytes)))
+        goto done;
+    int64_t *offset = (int64_t *)PyBytes_AS_STRING(offsets);
+    int32_t *version = (int32_t *)PyBytes_AS_STRING(versions);
+    int32_t *key_at = (int32_t *)PyBytes_AS_STRING(key_offsets);
+    uint8_t *data = (uint8_t *)PyBytes_AS_STRING(key_data);
+    int32_t end = 0;
+    key_at[0] = 0;
+    for (size_t i = 0; i < n; i++) {
         const LiveKey *k = &live_keys_entries(s)[order[2 * i + 1]];
-        PyObject *item = Py_BuildValue("(Liy#)", (long long)k->offset, (int)k->version,
-                                       (const char *)key_store_bytes(&s->store, &k->key),
-                                       (Py_ssize_t)k->key.size);
-        if (!item) Py_CLEAR(out);
-        else PyList_SET_ITEM(out, (Py_ssize_t)i, item);
+        offset[i] = k->offset;
+        version[i] = k->version;
+        const uint8_t *bytes_of = key_store_bytes(&s->store, &k->key);
+        if (k->key.size) memcpy(data + end, bytes_of, (size_t)k->key.size);
+        key_at[i + 1] = end += k->key.size;
     }
+    out = PyTuple_Pack(4, offsets, versions, key_offsets, key_data);
+done:
+    Py_XDECREF(offsets);
+    Py_XDECREF(versions);
+    Py_XDECREF(key_offsets);
+    Py_XDECREF(key_data);
     PyMem_Free(order);
     return out;
 }
@@ -302,7 +331,8 @@ static PyMethodDef LiveKeys_methods[] = {
      "add(key_offsets, key_data, value_offsets, value_data, kinds, producers, offsets) -> "
      "bool: rows in log order (False: an offset out of order; see live_keys.h)."},
     {"live", (PyCFunction)LiveKeys_live, METH_NOARGS,
-     "live() -> [(offset, value version, key)]: the live records, by offset."},
+     "live() -> (offsets, versions, key_offsets, key_data): the live records, by offset, as "
+     "columns (see live_keys.h)."},
     {NULL, NULL, 0, NULL},
 };
 

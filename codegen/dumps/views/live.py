@@ -16,9 +16,10 @@ partition, in log order.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from codegen.dumps.views.compaction import (
@@ -34,7 +35,7 @@ from codegen.dumps.views.compaction import (
 )
 from codegen.dumps.views.effects import binary_buffers, engine_function, int64_numbers, kinds_of
 
-__all__ = ["LIVE_ROW_SCHEMA", "LiveKeys", "LiveRow", "live", "live_rows", "reduce_live"]
+__all__ = ["LIVE_ROW_SCHEMA", "LiveColumns", "LiveKeys", "live", "live_rows", "reduce_live"]
 
 LIVE_ROW_SCHEMA: Final = pa.schema(
     [
@@ -49,9 +50,15 @@ LIVE_ROW_SCHEMA: Final = pa.schema(
 )
 """A record with a key (``marker`` -1), or an end-transaction marker (0 ABORT, 1 COMMIT)."""
 
-LiveRow = tuple[int, int, bytes]
-"""A live record: its offset, its value's version (the value's first two bytes, big-endian;
--1 when it has fewer) and its key."""
+
+class LiveColumns(NamedTuple):
+    """The live records of a log partition, by offset, a column each of what is judged."""
+
+    offsets: npt.NDArray[np.int64]
+    versions: npt.NDArray[np.int32]
+    """Each value's version: its first two bytes, big-endian; -1 when it has fewer."""
+    keys: pa.Array
+    """The keys (binary)."""
 
 
 def live_rows(rb: pa.RecordBatch) -> pa.Table:
@@ -149,26 +156,27 @@ class LiveKeys:
         offsets = int64_numbers(rb.column("offset"), -1)
         self.complete = self._engine.add(*key, *value, _kinds(rb), producers, offsets)
 
-    def records(self) -> list[LiveRow]:
+    def records(self) -> LiveColumns:
         """The live records of what was added, by offset (then a fresh start)."""
         if self._engine is not None:
             if not self.complete:
                 raise ValueError("rows out of log order: read them into LiveKeys(native=False)")
-            out: list[LiveRow] = self._engine.live()
+            offsets, versions, key_offsets, key_data = self._engine.live()
             self._engine, self.complete = type(self._engine)(), True
-            return out
+            keys = pa.Array.from_buffers(
+                pa.binary(),
+                len(versions) // 4,
+                [None, pa.py_buffer(key_offsets), pa.py_buffer(key_data)],
+            )
+            offset_column = np.frombuffer(offsets, np.int64)
+            return LiveColumns(offset_column, np.frombuffer(versions, np.int32), keys)
         rows = self.table()
         values = rows.column("value").to_pylist()
-        versions = (
-            int.from_bytes(v[:2], "big", signed=True) if len(v) >= 2 else -1 for v in values
-        )
-        return list(
-            zip(
-                rows.column("recordOffset").to_pylist(),
-                versions,
-                rows.column("key").to_pylist(),
-                strict=True,
-            )
+        versions = [int.from_bytes(v[:2], "big", signed=True) if len(v) > 1 else -1 for v in values]
+        return LiveColumns(
+            np.asarray(rows.column("recordOffset").to_numpy(), np.int64),
+            np.array(versions, np.int32),
+            rows.column("key").combine_chunks(),
         )
 
     def table(self) -> pa.Table:
