@@ -82,7 +82,7 @@ from codegen.forensics.verdict import (
     Check,
     DowngradeReport,
 )
-from codegen.gc_pause import gc_paused
+from codegen.gc_pause import freeze_survivors, gc_paused
 from codegen.text import plural
 
 if TYPE_CHECKING:
@@ -156,6 +156,7 @@ def _record_check(
         for view in views:
             for finding in judge_partition(view):
                 (report.ignored if finding.rule == "ignored" else blockers).append(finding)
+    freeze_survivors()  # else the next collection walks them all once more
     live = sum(len(v.live) for v in views)
     records = sum(v.loaded.records for v in views if v.loaded is not None)
     report.blockers.extend(blockers)
