@@ -434,7 +434,7 @@ def _rows(n: int) -> tuple[Any, ...]:
 @pytest.mark.parametrize(
     ("change", "error", "message"),
     [
-        (lambda a: a[:7], TypeError, "add_records"),
+        (lambda a: a[:7], TypeError, r"add_(records|checked)\(key_offsets"),
         (lambda a: (a[0][:-1], *a[1:]), ValueError, "outside its data"),
         (lambda a: (a[0], a[1][:3], *a[2:]), ValueError, "outside its data"),
         (lambda a: (np.array([0, 30, 29], np.int32), *a[1:]), ValueError, "outside its data"),
@@ -445,11 +445,14 @@ def _rows(n: int) -> tuple[Any, ...]:
         (lambda a: (*a[:4], a[4], None, *a[6:]), TypeError, "bytes-like"),
     ],
 )
-def test_bad_arguments_are_typed_errors(change: Any, error: type[Exception], message: str) -> None:
+@pytest.mark.parametrize("method", ["add_records", "add_checked"])
+def test_bad_arguments_are_typed_errors(
+    change: Any, error: type[Exception], message: str, method: str
+) -> None:
     from codegen.native import _records
 
     with pytest.raises(error, match=message):
-        _records.CommitEffects().add_records(*change(_rows(2)))
+        getattr(_records.CommitEffects(), method)(*change(_rows(2)))
 
 
 def test_every_rows_key_offsets_are_checked_and_a_short_key_is_no_commit() -> None:
@@ -1327,7 +1330,8 @@ def _sliced(values: list[Any], typ: pa.DataType, at: int, n: int, chunks: bool) 
 def test_the_engines_row_flags_are_the_numpy_forms(seed: int) -> None:
     """row_flags (row_flags.h) equals _row_flags' numpy form on flag columns with nulls, sliced
     at any bit, in chunks, all true, all false, all null, and error columns absent, all set,
-    all null or some set."""
+    all null or some set; and so does their checked form (add_checked's: the tombstones where
+    the value is null, no decode error)."""
     draw = random.Random(seed)
     n, at, tail = draw.randrange(0, 300), draw.randrange(0, 17), draw.randrange(0, 9)
     chunks = draw.random() < 0.3
@@ -1340,8 +1344,19 @@ def test_the_engines_row_flags_are_the_numpy_forms(seed: int) -> None:
         if shape != "absent":
             values = _error_column(draw, at + n + tail, shape)
             columns[name] = _sliced(values, pa.string(), at, n, chunks)
+    # the value, whose nulls are the tombstones of add_checked's flags (row_flags' checked form)
+    valid = _bool_column(draw, at + n + tail, draw.choice(_SHAPES))
+    values = [None if v is None else b"v" for v in valid]
+    columns["value"] = _sliced(values, pa.binary(), at, n, chunks)
     table = pa.table(columns)
     assert effects.row_flags(table).tolist() == effects._row_flags(table).tolist()
+    checked = effects.row_flags(table, checked=True).tolist()
+    assert checked == effects._row_flags(table, checked=True).tolist()
+    tombstone = [TOMBSTONE * (v is None) for v in values[at : at + n]]
+    unchecked = effects._row_flags(table.select([c for c in columns if c != "_decode_error"]))
+    assert checked == [
+        f & ~TOMBSTONE | t for f, t in zip(unchecked.tolist(), tombstone, strict=True)
+    ]
 
 
 @pytest.mark.parametrize("at", range(9))

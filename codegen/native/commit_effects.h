@@ -544,8 +544,7 @@ static inline int32_t epoch_at(const int32_t *epochs, const uint8_t *valid, Py_s
 }
 
 /* A chunk's columns as add_records and add_checked read them (committed, commit_time, epoch,
-   epoch_valid: add_records' history mode; value_valid, value_bit: add_checked's, the value's
-   Arrow validity bitmap, NULL where every value is set, and its first row's bit). */
+   epoch_valid: add_records' history mode). */
 typedef struct {
     const int32_t *koff, *voff;
     const uint8_t *kdata, *vdata, *flag;
@@ -554,8 +553,6 @@ typedef struct {
     const int32_t *epoch;
     const uint8_t *epoch_valid;
     uint32_t vlen; /* the value data's bytes */
-    const uint8_t *value_valid;
-    Py_ssize_t value_bit;
 } PassColumns;
 
 /* What add_checked's pass found of the commits it checked: the rows refused (in order; room for
@@ -568,29 +565,22 @@ typedef struct {
 /* Row j looked at ahead of its turn: its kind into kind[j] (commit_kinds.h), and for kinds 1
    to 4 its key's size after the type (*size; an offset commit key's bytes up to its partition)
    and their hash; 0 for the other kinds. Its offsets lie in the data (offsets_rise). check
-   (add_checked, a constant): the row's TOMBSTONE flag is its value's validity, and a commit
-   (kinds 1 to 4) is checked here, where its key's bytes are read (commit_check.h): a refused
-   one is kind 0 and listed in out, an accepted one's committed offset, commit time and epoch
-   go to *d (a tombstone's are 0, 0 and -1, as add_records is given them). */
+   (add_checked, a constant): a commit (kinds 1 to 4) is checked here, where its key's bytes are
+   read (commit_check.h; a tombstone by its flag): a refused one is kind 0 and listed in out, an
+   accepted one's committed offset, commit time and epoch go to *d (a tombstone's are 0, 0 and
+   -1, as add_records is given them). */
 static HOT_INLINE uint64_t effects_look(const PassColumns *c, uint8_t *kind, Py_ssize_t j,
                                         int32_t *size, const int check, Decoded *d,
                                         PassChecks *out) {
     const uint8_t *k = c->kdata + c->koff[j];
     int32_t bytes = c->koff[j + 1] - c->koff[j]; /* 2 or more for kinds 1 to 4 */
-    uint8_t flag = c->flag[j];
-    int has_value = 1;
-    if (check && c->value_valid) {
-        Py_ssize_t bit = c->value_bit + j;
-        has_value = (c->value_valid[bit >> 3] >> (bit & 7)) & 1;
-        flag |= has_value ? 0 : ROW_TOMBSTONE;
-    }
-    uint8_t kj = kind[j] = commit_kind(k, bytes, flag);
+    uint8_t kj = kind[j] = commit_kind(k, bytes, c->flag[j]);
     if (kj < 1 || kj > 4) return 0;
     if (check) {
         CommitChecked cc;
         int32_t vs = c->voff[j];
-        int rc = commit_check(k[1], k + 2, bytes - 2, has_value, c->vdata + vs,
-                              c->voff[j + 1] - vs, &cc);
+        int rc = commit_check(k[1], k + 2, bytes - 2, kj & 1 /* 2, 4: tombstones */,
+                              c->vdata + vs, c->voff[j + 1] - vs, &cc);
         if (UNLIKELY(rc < 0)) {
             kind[j] = 0;
             out->refused[out->refused_len++] = (int32_t)j;
@@ -762,44 +752,29 @@ done:
 }
 
 /* add_checked(key_offsets, key_data, value_offsets, value_data, flags, producers, offsets,
-   timestamps, value_validity, value_bit) -> (kinds, newer, refused): add_records' rows as the
-   engine's record columns give them, each offset commit checked in the pass as it is read
-   (commit_check.h, the check commit_columns decodes with), where add_records takes rows
-   decoded before: flags as add_records' but TOMBSTONE (a row without a value: value_validity,
-   the value column's Arrow validity bitmap, None where every value is set, from bit
-   value_bit) and DECODED saying only that the row was read; a commit refused is kind 0, as
-   one that did not decode. In history mode each commit's committed offset, commit time and
-   leader epoch are read from its value as it is checked. Returns each row's kind (as
-   add_records), how many commits of kinds 1 to 4 were of a value version newer than the specs,
-   and the rows refused (ascending; commits of kinds 1 to 4 but for the check). */
+   timestamps) -> (kinds, newer, refused): add_records' rows as the engine's record columns give
+   them, each offset commit checked in the pass as it is read (commit_check.h, the check
+   commit_columns decodes with), where add_records takes rows decoded before: flags as
+   add_records' but TOMBSTONE where the value is null and DECODED saying only that the row was
+   read; a commit refused is kind 0, as one that did not decode. In history mode each commit's
+   committed offset, commit time and leader epoch are read from its value as it is checked.
+   Returns each row's kind (as add_records), how many commits of kinds 1 to 4 were of a value
+   version newer than the specs, and the rows refused (ascending; commits of kinds 1 to 4 but
+   for the check). */
 static PyObject *Effects_add_checked(EffectsObject *e, PyObject *const *args,
                                      Py_ssize_t nargs) {
-    if (!arity_ok(nargs, 10,
+    if (!arity_ok(nargs, 8,
                   "add_checked(key_offsets, key_data, value_offsets, value_data, flags, "
-                  "producers, offsets, timestamps, value_validity, value_bit)"))
+                  "producers, offsets, timestamps)"))
         return NULL;
     if (effects_mode(e, 1) < 0) return NULL;
-    Py_ssize_t value_bit = PyLong_AsSsize_t(args[9]);
-    if (value_bit == -1 && PyErr_Occurred()) return NULL;
     BufferSet b = {.count = 0};
     if (buffers_get(&b, args, 8) < 0) return NULL;
-    Py_buffer validity = {0};
-    int has_validity = 0;
     PyObject *result = NULL, *kinds = NULL, *refused = NULL;
     PassChecks out = {NULL, 0, 0};
     Py_ssize_t n;
     PassColumns c;
     if (pass_columns(&b, &n, &c) < 0) goto done;
-    if (args[8] != Py_None) {
-        if (PyObject_GetBuffer(args[8], &validity, PyBUF_SIMPLE) < 0) goto done;
-        has_validity = 1;
-        if (value_bit < 0 || validity.len < (value_bit + n + 7) / 8) {
-            PyErr_SetString(PyExc_ValueError, "add_checked: the value validity is too short");
-            goto done;
-        }
-        c.value_valid = validity.buf;
-        c.value_bit = value_bit;
-    }
     if (n > INT32_MAX) {
         PyErr_SetString(PyExc_ValueError, "add_checked: more than 2**31 rows in a chunk");
         goto done;
@@ -825,7 +800,6 @@ done:
     Py_XDECREF(kinds);
     Py_XDECREF(refused);
     PyMem_Free(out.refused);
-    if (has_validity) PyBuffer_Release(&validity);
     buffers_release(&b);
     return result;
 }
@@ -1298,8 +1272,8 @@ static PyMethodDef Effects_methods[] = {
      "offsets, timestamps) -> kinds: rows of the engine's columns, in log order."},
     {"add_checked", (PyCFunction)(void (*)(void))Effects_add_checked, METH_FASTCALL,
      "add_checked(key_offsets, key_data, value_offsets, value_data, flags, producers, "
-     "offsets, timestamps, value_validity, value_bit) -> (kinds, newer, refused): rows of the "
-     "engine's columns, in log order, each offset commit checked as it is read."},
+     "offsets, timestamps) -> (kinds, newer, refused): rows of the engine's columns, in log "
+     "order, each offset commit checked as it is read."},
     {"add_commit_rows", (PyCFunction)(void (*)(void))Effects_add_commit_rows, METH_FASTCALL,
      "add_commit_rows(group_offsets, group_data, topic_offsets, topic_data, partitions, "
      "kinds, producers): commit rows in log order, by their decoded key."},

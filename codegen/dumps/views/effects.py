@@ -159,16 +159,19 @@ def _row_flags(decoded: pa.Table | pa.RecordBatch, checked: bool = False) -> npt
     its key's record type the engine reads its kind (``commit_kinds.h``), as
     :func:`~codegen.dumps.views.commit_rows.commit_rows` reads the rows: read from the flag
     columns' bitmaps. ``checked``: the flags ``add_checked`` takes of rows not decoded
-    (:data:`TOMBSTONE` left out, :data:`DECODED` where the row was read: the engine's pass reads
-    the rest as it checks each commit)."""
+    (:data:`TOMBSTONE` where the value is null, :data:`DECODED` where the row was read: the
+    engine's pass checks each commit itself)."""
     failed = _set(decoded, "_error") | (0 if checked else _set(decoded, "_decode_error"))
+    if checked:
+        tombstone = _true(single_array(decoded.column("value")).is_null())
+    else:
+        tombstone = _true(decoded.column("isTombstone"))
     row_flags: npt.NDArray[np.uint8] = (
         _true(decoded.column("isControl")) * np.uint8(CONTROL)
         | _true(decoded.column("isTransactional")) * np.uint8(TRANSACTIONAL)
+        | tombstone * np.uint8(TOMBSTONE)
         | (np.uint8(1) - failed) * np.uint8(DECODED)
     )
-    if not checked:
-        row_flags |= _true(decoded.column("isTombstone")) * np.uint8(TOMBSTONE)
     return row_flags
 
 
@@ -209,6 +212,17 @@ def _set_bits(rows: pa.Table | pa.RecordBatch, name: str) -> FlagBits:
     return (array.buffers()[0], array.offset)
 
 
+def _null_bits(rows: pa.Table | pa.RecordBatch, name: str) -> FlagBits:
+    """Where column ``name`` is null, as ``row_flags`` takes it: its validity bitmap inverted (a
+    copy of a few KB a chunk, where the engine's pass tested each row's bit)."""
+    array = single_array(rows.column(name))
+    if not array.null_count:
+        return 0
+    if array.null_count == len(array):
+        return 1
+    return (np.invert(np.frombuffer(array.buffers()[0], np.uint8)), array.offset)
+
+
 def row_flags(decoded: pa.Table | pa.RecordBatch, checked: bool = False) -> npt.NDArray[np.uint8]:
     """:func:`_row_flags` read by the engine (``row_flags.h``) from the flag columns' bitmaps in
     one loop (:func:`_row_flags`' numpy temporaries took some 93 us a 32 k-row chunk); the
@@ -218,8 +232,8 @@ def row_flags(decoded: pa.Table | pa.RecordBatch, checked: bool = False) -> npt.
     true: list[FlagBits | None] = [_true_bits(decoded.column(c)) for c in names]
     if read is None or any(t is None for t in true):
         return _row_flags(decoded, checked)
-    if checked:  # no tombstone flag, no decode error
-        true.append(0)
+    if checked:  # a tombstone where the value is null; no decode error
+        true.append(_null_bits(decoded, "value"))
     decode_error = 0 if checked else _set_bits(decoded, "_decode_error")
     out = read(decoded.num_rows, *true, _set_bits(decoded, "_error"), decode_error)
     return np.frombuffer(out, np.uint8)
@@ -417,9 +431,7 @@ def _add_checked(effects: Any, rows: pa.Table | pa.RecordBatch) -> CheckedRows:
     as it reads it (``CommitEffects.add_checked``, ``commit_check.h``: the check
     ``commit_columns`` decodes with) and, in history mode, reads its numbers from its value."""
     key_offsets, key_data = binary_buffers(rows.column("key"))
-    value = single_array(rows.column("value"))
-    value_offsets, value_data = binary_buffers(value)
-    validity = value.buffers()[0] if value.null_count else None
+    value_offsets, value_data = binary_buffers(rows.column("value"))
     kinds, newer, refused = effects.add_checked(
         key_offsets,
         key_data,
@@ -429,8 +441,6 @@ def _add_checked(effects: Any, rows: pa.Table | pa.RecordBatch) -> CheckedRows:
         int64_numbers(rows.column("producerId"), -1),
         int64_numbers(rows.column("offset"), -1),
         int64_numbers(rows.column("timestamp"), 0),
-        validity,
-        value.offset,
     )
     return CheckedRows(np.frombuffer(kinds, np.uint8), newer, refused)
 
