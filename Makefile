@@ -190,8 +190,6 @@ SANITIZE_TESTS := tests/test_native_arguments.py tests/test_read_limits.py \
   tests/test_forensics_lag.py::test_commit_arrays_are_the_commits_json \
   tests/test_forensics_lag.py::test_commit_lags_by_the_engine_are_the_reference \
   tests/test_forensics_lag.py::test_commit_log_ends_checks_its_buffers \
-  tests/test_forensics_lag.py::test_commit_log_ends_writes_the_outputs_given \
-  tests/test_forensics_lag.py::test_log_end_index_hands_on_outputs_no_report_holds \
   tests/test_forensics_lag.py::test_commit_log_ends_at_every_time \
   tests/test_forensics_lag.py::test_lag_lines_are_the_groups_json \
   tests/test_forensics_lag.py::test_lag_lines_of_odd_values_are_orjson_s \

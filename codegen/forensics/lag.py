@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import itertools
 import mmap
-import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -358,30 +357,12 @@ class LogEndIndex:
     ``__consumer_offsets`` partition's call indexed them all anew (at 16 M records, 16
     partitions, each with the 96 data partitions' 768 k steps). The index reads each log
     end's arrays where they are. Commits without a log end get their zeros from it too
-    (:meth:`unknown`), and the engine its outputs (:meth:`outputs`)."""
+    (:meth:`unknown`)."""
 
     def __init__(self) -> None:
         self._number: dict[LogEnd, int] = {}
         self._index: Any = None
         self._zeros = np.zeros(0, np.int64)
-        self._outputs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-
-    def outputs(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Room for ``n`` commits' log ends, lags and known flags (int64, int64, bool), for
-        ``commit_log_ends`` to write: the last call's arrays where nothing else holds them any
-        more (a command that drops a partition's reports before the next read), whose pages
-        are then written already, else new ones with a quarter more room than ``n`` (a
-        partition a little longer than the last fits). New arrays of each partition's size took
-        the history's freed blocks or fresh pages (``lag`` with data partitions at 16 M
-        records: 4 to 5 k page faults in the larger partitions)."""
-        held = self._outputs
-        # each held by its tuple and getrefcount's argument alone: no past output is alive
-        if held is None or len(held[2]) < n or any(sys.getrefcount(held[i]) > 2 for i in range(3)):
-            room = n + n // 4
-            held = (np.empty(room, np.int64), np.empty(room, np.int64), np.empty(room, np.bool_))
-            self._outputs = held
-        log_end, lag, known = held
-        return log_end[:n], lag[:n], known[:n]
 
     def unknown(self, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The log ends, lags and known flags of ``n`` commits without a log end history:
@@ -486,18 +467,18 @@ def _engine_lags(
     index, in_index = steps.numbered(effects.engine_function("log_end_index"), distinct)
     # each key's number in the index (-1: none, the table's last entry)
     table = np.append(in_index, -1)
-    log_end, lag, known = steps.outputs(n)
-    engine(
+    log_end, lag, known = engine(
         index,
         table.take(numbers),
         np.ascontiguousarray(kc.bounds, np.int64),
         np.ascontiguousarray(kc.commit_timestamp, np.int64),
         np.ascontiguousarray(kc.offset, np.int64),
-        log_end,
-        lag,
-        known,
     )
-    return log_end, lag, known
+    return (
+        np.frombuffer(log_end, np.int64),
+        np.frombuffer(lag, np.int64),
+        np.frombuffer(known, np.bool_),
+    )
 
 
 def partition_lags(

@@ -140,25 +140,19 @@ static Py_ssize_t *keys_by_log_end(const int64_t *key_steps, Py_ssize_t keys, Py
     return order;
 }
 
-/* commit_log_ends(index, key_steps, bounds, commit_times, committed[, log_end, lag, known]) ->
-   (log_end, lag, known): the log ends' steps from log_end_index, the rest int64 buffers as
-   above (bounds: keys + 1, committed: one per commit); log_end int64 per commit (0 where its
-   key has no steps), lag int64 (max(log_end - committed, 0)), known uint8 (1 where the key
-   has steps). The three outputs are new bytes, or the writable buffers given (at least 8, 8
-   and 1 bytes a commit; their first bytes written), returned as given: a command's caller
-   hands on the last partition's (codegen.forensics.lag.LogEndIndex), whose pages are written
-   already, where new outputs of each partition's size took fresh pages at 16 M records. */
+/* commit_log_ends(index, key_steps, bounds, commit_times, committed) -> (log_end, lag,
+   known): the log ends' steps from log_end_index, the rest int64 buffers as above (bounds:
+   keys + 1, committed: one per commit); log_end int64 per commit (0 where its key has no
+   steps), lag int64 (max(log_end - committed, 0)), known uint8 (1 where the key has steps). */
 static PyObject *commit_log_ends(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     enum { N_ARGS = 5, N_BUFFERS = 4, N_OUT = 3 };
-    if (nargs != N_ARGS + N_OUT &&
-        !arity_ok(nargs, N_ARGS,
-                  "commit_log_ends(index, key_steps, bounds, commit_times, committed[, log_end, "
-                  "lag, known])"))
+    if (!arity_ok(nargs, N_ARGS,
+                  "commit_log_ends(index, key_steps, bounds, commit_times, committed)"))
         return NULL;
     const LogEndIndex *x = PyCapsule_GetPointer(args[0], LOG_END_INDEX);
     if (!x) return NULL;
-    Py_buffer b[N_BUFFERS], given[N_OUT];
-    int held = 0, outs_held = 0;
+    Py_buffer b[N_BUFFERS];
+    int held = 0;
     PyObject *out[N_OUT] = {NULL, NULL, NULL}, *result = NULL;
     Py_ssize_t *order = NULL;
     for (; held < N_BUFFERS; held++)
@@ -182,26 +176,13 @@ static PyObject *commit_log_ends(PyObject *module, PyObject *const *args, Py_ssi
                                               "the log ends given");
             goto done;
         }
-    void *outputs[N_OUT];
-    const Py_ssize_t sizes[N_OUT] = {rows * 8, rows * 8, rows};
-    for (int i = 0; i < N_OUT; i++) {
-        if (nargs == N_ARGS) {
-            if (!(out[i] = PyBytes_FromStringAndSize(NULL, sizes[i]))) goto done;
-            outputs[i] = PyBytes_AS_STRING(out[i]);
-            continue;
-        }
-        if (PyObject_GetBuffer(args[N_ARGS + i], &given[i], PyBUF_WRITABLE) < 0) goto done;
-        outs_held++;
-        if (given[i].len < sizes[i]) {
-            PyErr_SetString(PyExc_ValueError, "commit_log_ends: an output is shorter than its "
-                                              "commits");
-            goto done;
-        }
-        outputs[i] = given[i].buf;
-        out[i] = Py_NewRef(args[N_ARGS + i]);
-    }
-    int64_t *log_end = outputs[0], *lag = outputs[1];
-    uint8_t *known = outputs[2];
+    if (!(out[0] = PyBytes_FromStringAndSize(NULL, rows * 8)) ||
+        !(out[1] = PyBytes_FromStringAndSize(NULL, rows * 8)) ||
+        !(out[2] = PyBytes_FromStringAndSize(NULL, rows)))
+        goto done;
+    int64_t *log_end = (int64_t *)PyBytes_AS_STRING(out[0]);
+    int64_t *lag = (int64_t *)PyBytes_AS_STRING(out[1]);
+    uint8_t *known = (uint8_t *)PyBytes_AS_STRING(out[2]);
     /* rows outside every key's (bounds[0] > 0 or bounds[keys] < rows): log end 0, unknown */
     unknown_rows(log_end, lag, known, committed, 0, bounds[0]);
     unknown_rows(log_end, lag, known, committed, bounds[keys], rows);
@@ -221,7 +202,6 @@ static PyObject *commit_log_ends(PyObject *module, PyObject *const *args, Py_ssi
 done:
     PyMem_Free(order);
     for (int i = 0; i < N_OUT; i++) Py_XDECREF(out[i]);
-    for (int i = 0; i < outs_held; i++) PyBuffer_Release(&given[i]);
     for (int i = 0; i < held; i++) PyBuffer_Release(&b[i]);
     return result;
 }
