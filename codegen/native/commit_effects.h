@@ -13,8 +13,9 @@
  * offsets._deletions): the reference the tests hold this to.
  *
  * Two ways to feed it. add_records: the engine's columns (key and value bytes, record offset,
- * timestamp); each committed offset's row is kept as its key's record type, value bytes,
- * offset and timestamp (a plain commit's value beside its key's bytes in the key's entry when
+ * timestamp; add_checked the same, each offset commit checked by the pass as it reads it,
+ * commit_check.h, where add_records takes rows decoded before); each committed offset's row
+ * is kept as its key's record type, value bytes, offset and timestamp (a plain commit's value beside its key's bytes in the key's entry when
  * both fit, else in an arena: a value as long as its key's committed one written over it,
  * others appended and the arena compacted as it fills with superseded ones), so the
  * caller decodes the few rows of the answer again and memory is bounded by the keys. A key is
