@@ -15,17 +15,19 @@
  * Two ways to feed it. add_records: the engine's columns (key and value bytes, record offset,
  * timestamp; add_checked the same, each offset commit checked by the pass as it reads it,
  * commit_check.h, where add_records takes rows decoded before); each committed offset's row
- * is kept as its key's record type, value bytes, offset and timestamp (a plain commit's value beside its key's bytes in the key's entry when
- * both fit, else in an arena: a value as long as its key's committed one written over it,
- * others appended and the arena compacted as it fills with superseded ones), so the
- * caller decodes the few rows of the answer again and memory is bounded by the keys. A key is
- * an offset commit key's bytes after the type up to its partition (bytes after that are no
- * part of it, as the decoder reads none); a key of another shape is its bytes after the type.
+ * is kept as its key's record type, value bytes, offset and timestamp (a plain commit's value
+ * beside its key's bytes in the key's entry when both fit, else in an arena: a value as long
+ * as its key's committed one written over it, others appended and the arena compacted as it
+ * fills with superseded ones), so the caller decodes the few rows of the answer again and
+ * memory is bounded by the keys. A key is an offset commit key's bytes after the type up to
+ * its partition (bytes after that are no part of it, as the decoder reads none); a key of
+ * another shape is its bytes after the type.
  * add_commit_rows: commit rows (decoded group, topic, partition columns), numbered from 0 in
  * the order added; the row numbers are the answer.
  *
  * History mode (CommitEffects(history=True); add_records then takes each row's decoded
- * committed offset, commit timestamp and leader epoch too; no value bytes are kept, so no
+ * committed offset, commit timestamp and leader epoch too, which add_checked reads from the
+ * value it checks; no value bytes are kept, so no
  * live() or take_deleted()): every row that takes effect is noted, as it does, with its key's
  * number; effect_rows() gives their rows (record offsets or row numbers) in that order; keyed(order) gives them by key (the keys in
  * the caller's order, each key's rows in the order they took effect): what lag reads
