@@ -281,6 +281,37 @@ def test_members_of_a_consumer_group_and_a_type_replaced_in_place(tmp_path: Path
     )
 
 
+def test_member_records_that_keep_the_members_make_no_event(tmp_path: Path) -> None:
+    """A member's records once it has joined (its metadata again, its assignment) change no
+    member and no field of the group: the member's epoch is its own event alone."""
+    assigned = TopicPartitions(topic_id=TOPIC_ID, partitions=[0], assignment_epochs=[1])
+    assignment = (
+        key("ConsumerGroupCurrentMemberAssignmentKey", group_id="g", member_id="m"),
+        value(
+            "ConsumerGroupCurrentMemberAssignmentValue",
+            0,
+            member_epoch=1,
+            previous_member_epoch=0,
+            assigned_partitions=[assigned],
+        ),
+    )
+    folder = write(
+        tmp_path,
+        [consumer_member("g", "m")],  # 0
+        [consumer_member("g", "m")],  # 1: the same member again
+        [assignment],  # 2
+        [consumer_member("g", "n"), consumer_member("g", "m")],  # 3, 4
+    )
+    (report,) = group_reports(folder)
+    assert kinds(report) == [
+        (0, "created"),
+        (0, "member-joined"),
+        (2, "member-epoch"),
+        (3, "member-joined"),
+    ]
+    assert [m["memberId"] for m in report.members] == ["m", "n"]
+
+
 def test_real_group_created_emptied_and_deleted() -> None:
     reports = {r.group: r for r in group_reports(REAL)}
     deleted = reports["console-consumer-54765"]

@@ -60,7 +60,8 @@ from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedBatch, DecodedRecord
 from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import RemotePath, StoragePath
 from codegen.dumps.views.committed import CommittedOffsets
-from codegen.dumps.views.compacted import CompactedView, GroupState
+from codegen.dumps.views.compacted import Apply as _Apply
+from codegen.dumps.views.compacted import CompactedView, GroupState, applier
 from codegen.dumps.views.consumer_offsets import read_compacted
 from codegen.dumps.views.cut import AsOf
 from codegen.forensics.coordinator_logs import DumpInputError, dump_partitions, is_paths
@@ -140,9 +141,9 @@ class GroupsView(CompactedView):
             return
         name = rec.name
         try:
-            role, then = _ROLES[name]
+            role, then, apply = _ROLES[name]
         except KeyError:
-            role, then = _ROLES[name] = _role_of(name)
+            role, then, apply = _ROLES[name] = _role_of(name)
         if role is _OFFSETS:  # the pure backend's (the engine's stay columns)
             group = str(key.group)
             existed = (key.group, key.topic, key.partition) in self.offsets
@@ -162,32 +163,64 @@ class GroupsView(CompactedView):
                 return
             group = str(gid)
             member = getattr(key, "member_id", None)
-        g = self.groups.get(group)
+        # What CompactedView.add does with a record of a known kind, its lookup done here.
+        self.records += 1
+        groups = self.groups
+        g = groups.get(group)
         if g is None:
-            _apply(self, rec)
-            after = self.groups.get(group)
+            if apply is not None:
+                apply[0](self, rec, apply[1])
+            after = groups.get(group)
             if after is not None:
                 self._diff(rec, group, None, after, sorted(after.members), [])
+        elif member is None:
+            self._changed(rec, group, g, apply)
         else:
-            self._changed(rec, group, g, member)
+            self._member_changed(rec, group, g, member, apply)
         if then is not None and rec.value is not None:
             then(self, rec, group)
 
-    def _changed(self, rec: DecodedRecord, group: str, g: GroupState, member: str | None) -> None:
-        """Apply ``rec``, which finds ``group`` as ``g``, and record what it changed. A record
-        changes the members of the group it finds by its own ``member`` at most (a member
-        record); a group made or replaced by it is compared member by member."""
-        before = _fields(g)
-        had = member is not None and member in g.members
-        _apply(self, rec)
+    def _member_changed(
+        self, rec: DecodedRecord, group: str, g: GroupState, member: str, apply: _Apply | None
+    ) -> None:
+        """Apply ``rec``, a record of ``member`` that finds ``group`` as ``g``, and record what
+        it changed: the member joined or left, or the group was made anew (another type)."""
+        had = member in g.members
+        if apply is not None:
+            apply[0](self, rec, apply[1])
         after = self.groups.get(group)
+        if after is g:  # a member record changes the members alone (no field of the group)
+            if (member in g.members) != had:
+                joined, left = ([], [member]) if had else ([member], [])
+                self._diff(rec, group, _fields(g), g, joined, left)
+        else:
+            self._replaced(rec, group, g, _fields(g), after)
+
+    def _changed(self, rec: DecodedRecord, group: str, g: GroupState, apply: _Apply | None) -> None:
+        """Apply ``rec``, a group-level record that finds ``group`` as ``g``, and record what
+        it changed."""
+        before = _fields(g)
+        if apply is not None:
+            apply[0](self, rec, apply[1])
+        after = self.groups.get(group)
+        if after is g:
+            if before != _fields(g):
+                self._diff(rec, group, before, g, [], [])
+        else:
+            self._replaced(rec, group, g, before, after)
+
+    def _replaced(
+        self,
+        rec: DecodedRecord,
+        group: str,
+        g: GroupState,
+        before: _Fields,
+        after: GroupState | None,
+    ) -> None:
+        """The events of a record that deleted ``g`` (``after`` None) or made ``group`` anew
+        as ``after``, compared member by member where it kept the type."""
         if after is None:
             self._event(rec, group, "group-deleted", {"type": g.type})
-        elif after is g:
-            changed = [member] if member is not None and (member in after.members) != had else []
-            joined, left = ([], changed) if had else (changed, [])
-            if changed or before != _fields(g):
-                self._diff(rec, group, before, after, joined, left)
         elif before[0] != after.type:
             self._diff(rec, group, None, after, sorted(after.members), [], before[0])
         else:
@@ -290,20 +323,21 @@ _apply: Final = CompactedView.add
 _OFFSETS: Final = "offsets"
 _CLASSIC: Final = "classic"
 _KEYED: Final = "keyed"
-_Role = tuple[str, Callable[[GroupsView, DecodedRecord, str], None] | None]
+_Role = tuple[str, Callable[[GroupsView, DecodedRecord, str], None] | None, _Apply | None]
 
 
 def _role_of(name: str) -> _Role:
     """How :meth:`GroupsView.add` reads a record named ``name``: an offset commit's key, a
-    classic group's, or a key with ``group_id`` (and ``member_id``); and what it reads of
-    the record's value after applying it."""
+    classic group's, or a key with ``group_id`` (and ``member_id``); what it reads of the
+    record's value after applying it; and how the compacted view applies it."""
+    apply = applier(name)
     if name in _OFFSET_COMMITS:
-        return _OFFSETS, None
+        return _OFFSETS, None, apply
     if name == "GroupMetadata":
-        return _CLASSIC, GroupsView._classic_inventory
+        return _CLASSIC, GroupsView._classic_inventory, apply
     if name.endswith("CurrentMemberAssignment"):
-        return _KEYED, GroupsView._member_epoch
-    return _KEYED, None
+        return _KEYED, GroupsView._member_epoch, apply
+    return _KEYED, None, apply
 
 
 _ROLES: dict[str, _Role] = {}

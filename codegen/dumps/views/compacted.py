@@ -212,11 +212,10 @@ class CompactedView:
             elif kind == "error":
                 self.errors += 1
             return
-        name = rec.name
         try:
-            apply = _APPLY[name]
+            apply = _APPLY[rec.name]
         except KeyError:
-            apply = _APPLY[name] = _apply_of(name)
+            apply = applier(rec.name)
         if apply is not None:
             apply[0](self, rec, apply[1])
 
@@ -382,7 +381,8 @@ class CompactedView:
         return [groups[k] for k in sorted(groups)]
 
 
-_Apply = tuple[Callable[[CompactedView, DecodedRecord, str], None], str]
+Apply = tuple[Callable[[CompactedView, DecodedRecord, str], None], str]
+"""How the view applies a record of one name: the method and the group type it passes."""
 
 _PARTS: dict[str, Callable[[CompactedView, DecodedRecord, str], None]] = {
     "Metadata": CompactedView._group_metadata,
@@ -393,7 +393,7 @@ _PARTS: dict[str, Callable[[CompactedView, DecodedRecord, str], None]] = {
 type) changes; the other kinds (target assignments, topologies) change nothing here."""
 
 
-def _apply_of(name: str) -> _Apply | None:
+def _apply_of(name: str) -> Apply | None:
     """What :meth:`CompactedView.add` does with a record named ``name`` (and the group type it
     passes), or None where the view keeps nothing of it."""
     if name in ("OffsetCommit", "LegacyOffsetCommit"):
@@ -406,8 +406,15 @@ def _apply_of(name: str) -> _Apply | None:
     return _PARTS[kind[1]], kind[0]
 
 
-_APPLY: dict[str, _Apply | None] = {}
+_APPLY: dict[str, Apply | None] = {}
 """:func:`_apply_of` of the record names met (a few dozen)."""
+
+
+def applier(name: str) -> Apply | None:
+    """:func:`_apply_of` ``name``, found once per name."""
+    if name not in _APPLY:
+        _APPLY[name] = _apply_of(name)
+    return _APPLY[name]
 
 
 def compact(items: Iterable[DecodedBatch | SegmentError]) -> CompactedView:
