@@ -153,14 +153,18 @@ static HOT_INLINE void history_scatter_columns(const EffectHistory *h,
                                                int64_t *restrict committed,
                                                int64_t *restrict epochs,
                                                int64_t *restrict deleted_at, int ahead) {
-    size_t n = h->len;
+    const size_t n = h->len;
+    /* the history's columns read into restrict locals: through h, each was read again a row
+       (a store to an output might have changed h's fields, for all the compiler knew) */
+    const int64_t *restrict from_rows = h->rows;
+    const int32_t *restrict from_epochs = h->epochs;
     for (size_t i = 0; i < n; i++) {
         uint32_t p = places[i];
         if (p < HISTORY_DELETION) {
             if (ahead) __builtin_prefetch(&rows[p + HISTORY_AHEAD_ITEMS], 1, 3);
-            rows[p] = h->rows[i];
+            rows[p] = from_rows[i];
         } else if (p != HISTORY_NO_PLACE) {
-            deleted_at[p - HISTORY_DELETION] = h->rows[i];
+            deleted_at[p - HISTORY_DELETION] = from_rows[i];
         }
     }
     const int64_t *from[2] = {h->commit_times, h->committed};
@@ -179,7 +183,7 @@ static HOT_INLINE void history_scatter_columns(const EffectHistory *h,
         uint32_t p = places[i];
         if (p >= HISTORY_DELETION) continue;
         if (ahead) __builtin_prefetch(&epochs[p + HISTORY_AHEAD_ITEMS], 1, 3);
-        epochs[p] = h->epochs[i];
+        epochs[p] = from_epochs[i];
     }
 }
 
