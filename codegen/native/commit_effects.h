@@ -1005,6 +1005,38 @@ typedef struct {
 
 #define KEYED_OUTPUTS 10
 
+/* Each history row's place in keyed()'s outputs (places[i], effect_history.h) from its key's
+   tally (commits and deleted: where its next commit and deletion go), the row's record offset
+   put there as it is found (rows, or deleted_at for a deletion): one pass over the history
+   less than a scatter of it after. ahead (a constant where inlined): the key's next line of
+   rows asked for ahead (history_scatter's HISTORY_AHEAD_KEYS). */
+static HOT_INLINE void keyed_places(const EffectHistory *h, KeyTally *restrict tally,
+                                    uint32_t *restrict places, int64_t *restrict rows,
+                                    int64_t *restrict deleted_at, const int ahead) {
+    const size_t n = h->len;
+    const uint32_t *restrict keys = h->keys;
+    const int64_t *restrict from_rows = h->rows;
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t key = keys[i];
+        KeyTally *t = &tally[key >> 1];
+        if (key & 1) {
+            /* after the key's first commit (seen 2: one of its commits placed) */
+            if (t->seen == 2) {
+                places[i] = HISTORY_DELETION + (uint32_t)t->deleted;
+                deleted_at[t->deleted++] = from_rows[i];
+            } else {
+                places[i] = HISTORY_NO_PLACE;
+            }
+            continue;
+        }
+        const uint32_t p = t->commits++;
+        places[i] = p;
+        t->seen = 2;
+        if (ahead) __builtin_prefetch(&rows[p + HISTORY_AHEAD_ITEMS], 1, 3);
+        rows[p] = from_rows[i];
+    }
+}
+
 /* keyed(order) -> (keys, bounds, rows, commit_times, committed, epochs, deleted_bounds,
    deleted, live, last), history mode: the rows that took effect by key. order: int64 key
    numbers, each of the keys once, in the order wanted. Of each key with a commit among them
@@ -1112,19 +1144,13 @@ static PyObject *Effects_keyed(EffectsObject *e, PyObject *arg) {
         bounds[++k] = (int64_t)c;
         deleted_bounds[k] = (int64_t)d;
     }
-    for (size_t i = 0; i < n; i++) {
-        uint32_t key = history->keys[i];
-        KeyTally *t = &tally[key >> 1];
-        if (key & 1) {
-            /* after the key's first commit (seen 2: one of its commits placed) */
-            places[i] = t->seen == 2 ? HISTORY_DELETION + (uint32_t)t->deleted++
-                                     : HISTORY_NO_PLACE;
-            continue;
-        }
-        places[i] = (uint32_t)t->commits++;
-        t->seen = 2;
-    }
-    history_scatter(history, places, commits, kept, rows, times, committed, epochs, deleted_at);
+    int64_t *const outputs[4] = {rows, times, committed, epochs};
+    history_outputs_advise(outputs, commits);
+    if (kept <= HISTORY_AHEAD_KEYS)
+        keyed_places(history, tally, places, rows, deleted_at, 1);
+    else
+        keyed_places(history, tally, places, rows, deleted_at, 0);
+    history_scatter(history, places, kept, times, committed, epochs);
     /* each key's deletions as a list of ints (what lag keeps per key): made here, where a
        slice a key in Python cost 1.3 k instructions */
     PyObject *lists = PyList_New((Py_ssize_t)kept);

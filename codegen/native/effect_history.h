@@ -148,25 +148,13 @@ static void history_huge_pages(void *data, size_t bytes) {
    faults, past the outputs' end too. */
 static HOT_INLINE void history_scatter_columns(const EffectHistory *h,
                                                const uint32_t *restrict places,
-                                               int64_t *restrict rows,
                                                int64_t *restrict commit_times,
                                                int64_t *restrict committed,
-                                               int64_t *restrict epochs,
-                                               int64_t *restrict deleted_at, int ahead) {
+                                               int64_t *restrict epochs, int ahead) {
     const size_t n = h->len;
-    /* the history's columns read into restrict locals: through h, each was read again a row
-       (a store to an output might have changed h's fields, for all the compiler knew) */
-    const int64_t *restrict from_rows = h->rows;
+    /* the history's epochs read into a restrict local: through h, it was read again a row (a
+       store to an output might have changed h's fields, for all the compiler knew) */
     const int32_t *restrict from_epochs = h->epochs;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t p = places[i];
-        if (p < HISTORY_DELETION) {
-            if (ahead) __builtin_prefetch(&rows[p + HISTORY_AHEAD_ITEMS], 1, 3);
-            rows[p] = from_rows[i];
-        } else if (p != HISTORY_NO_PLACE) {
-            deleted_at[p - HISTORY_DELETION] = from_rows[i];
-        }
-    }
     const int64_t *from[2] = {h->commit_times, h->committed};
     int64_t *to[2] = {commit_times, committed};
     for (int c = 0; c < 2; c++) {
@@ -187,17 +175,20 @@ static HOT_INLINE void history_scatter_columns(const EffectHistory *h,
     }
 }
 
-/* Each history column scattered to its place (places[i]) in outputs of `commits` items; the
-   deletions' record offsets to deleted_at, in the record offsets' pass (read whole there, where
-   a deletion's own read was a line of its own). keys: how many keys have a commit. */
-static void history_scatter(const EffectHistory *h, const uint32_t *restrict places,
-                            size_t commits, size_t keys, int64_t *restrict rows,
-                            int64_t *restrict commit_times, int64_t *restrict committed,
-                            int64_t *restrict epochs, int64_t *restrict deleted_at) {
-    int64_t *outputs[4] = {rows, commit_times, committed, epochs};
+/* keyed()'s outputs of `commits` items asked for huge pages, before any is written. */
+static void history_outputs_advise(int64_t *const outputs[4], size_t commits) {
     for (int o = 0; o < 4; o++) history_huge_pages(outputs[o], commits * sizeof(int64_t));
+}
+
+/* The history's commit times, committed offsets and epochs scattered to their places
+   (places[i]) in outputs of keyed() (history_outputs_advise first); its record offsets and
+   deletions are put as the places are found (keyed_places, commit_effects.h). keys: how many
+   keys have a commit. */
+static void history_scatter(const EffectHistory *h, const uint32_t *restrict places,
+                            size_t keys, int64_t *restrict commit_times,
+                            int64_t *restrict committed, int64_t *restrict epochs) {
     if (keys <= HISTORY_AHEAD_KEYS)
-        history_scatter_columns(h, places, rows, commit_times, committed, epochs, deleted_at, 1);
+        history_scatter_columns(h, places, commit_times, committed, epochs, 1);
     else
-        history_scatter_columns(h, places, rows, commit_times, committed, epochs, deleted_at, 0);
+        history_scatter_columns(h, places, commit_times, committed, epochs, 0);
 }
