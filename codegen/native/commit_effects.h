@@ -615,7 +615,7 @@ static HOT_INLINE int effects_pass(EffectsObject *e, const PassColumns *c, Py_ss
        its numbers. */
     uint64_t ring_hash[EFFECTS_AHEAD] = {0};
     int32_t ring_size[EFFECTS_AHEAD] = {0};
-    Decoded ring_decoded[EFFECTS_AHEAD];
+    Decoded ring_decoded[EFFECTS_AHEAD] = {{0}}; /* a marker's slot is copied, never read */
     for (Py_ssize_t j = 0; j < EFFECTS_AHEAD && j < n; j++)
         ring_hash[j] = effects_look(c, kind, j, &ring_size[j], check, &ring_decoded[j], out);
     const int64_t rows = e->rows; /* the chunk's first row number (read once, not each row) */
