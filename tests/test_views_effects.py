@@ -1523,20 +1523,27 @@ def test_offsets_and_deletions_of_microsecond_timestamps(tmp_path: Path) -> None
 def test_history_of_the_commits_numbers_alone_is_that_of_every_column(
     tmp_path: Path, steps: list[tuple[Any, ...]], batch_rows: int
 ) -> None:  # fmt: skip
-    """RecordHistory of rows decoded for their numbers alone (lag's, decode_commit_numbers: the
-    keys' first rows decoded again from their bytes) is that of every column decoded."""
+    """RecordHistory of rows decoded for their numbers alone (decode_commit_numbers: the keys'
+    first rows decoded again from their bytes) and of rows as they are (lag's: each commit
+    checked and its numbers read in the engine's pass) is that of every column decoded (the
+    decoded rows fed to add_records, the engine's check set aside)."""
     path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
     write_log(path, steps)
     answers = []
-    for decode in (decode_commits, decode_commit_numbers):
+    for decode, checks in (
+        (decode_commits, False),
+        (decode_commit_numbers, False),
+        (lambda rb: (rb, {}), True),
+    ):
         history = effects.RecordHistory()
+        history._checks = checks
         for rb in record_batches(path, batch_rows=batch_rows):
             history.add(decode(rb)[0])
         keyed = history.keyed(np.arange(len(history.keys), dtype=np.int64))
         columns = [keyed.keys, keyed.bounds, keyed.record_offset, keyed.commit_timestamp]
         columns += [keyed.offset, keyed.leader_epoch, keyed.deleted_bounds]
         answers.append((history.keys, [c.tolist() for c in columns], keyed.deleted))
-    assert answers[0] == answers[1]
+    assert answers[0] == answers[1] == answers[2]
 
 
 @pytest.mark.parametrize("checks", [True, False])
