@@ -4,9 +4,9 @@ partition, in ``groupBy("topic", "partition").applyInArrow(...)``.
 Each partition's rows are fed, in offset order and a chunk at a time, to the view the command
 line uses (:class:`codegen.forensics.groups.GroupsView`,
 :class:`codegen.dumps.views.compacted.CompactedView`) by the command line's own step
-(:func:`codegen.dumps.views.consumer_offsets.apply_chunk`: the offset commits decoded by the
-engine as columns, the few other records one by one); its answers come back as Arrow rows. The
-semantics are those views', defined once.
+(:func:`codegen.dumps.views.consumer_offsets.apply_chunk`: the offset commits checked and
+applied by the engine's pass, the few other records one by one); its answers come back as
+Arrow rows. The semantics are those views', defined once.
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ class _AppliedView(GroupsView):
 def replay_rows(view: CompactedView, rows: pa.Table, chunk: int = CHUNK_ROWS) -> None:
     """Feed a partition's rows (any order) to ``view`` as the command line does, ``chunk``
     rows at a time (:func:`codegen.dumps.views.consumer_offsets.apply_chunk`: the offset
-    commits as columns, the other records one by one), then the offset commits
+    commits by the engine's pass, the other records one by one), then the offset commits
     (``take_offsets``: for a :class:`GroupsView`, the offset-deleted events, by offset)."""
     import pyarrow as pa
 

@@ -1,6 +1,6 @@
 """Every record of a coordinator partition by kind (``codegen.forensics.loaded``): the int16 each
-key and value starts with read by the engine (``row_heads.h``) and by the reference (numpy
-gathers), and the kinds counted from them."""
+key and value starts with, and the kinds counted from them, by the engine in one pass
+(``record_kinds.h``) and by the reference (numpy gathers)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 /* commit_kind: each __consumer_offsets row's kind for CommitEffects (commit_effects.h), from
- * its key bytes and its flags, read by add_records EFFECTS_AHEAD rows before their turn (the
- * kinds it returns: codegen.dumps.views.effects.RecordEffects.add), as commit_rows reads the
- * decoded rows (codegen.dumps.views.commit_rows: offset_commits and compaction.end_markers):
+ * its key bytes and its flags, read by add_records and add_checked EFFECTS_AHEAD rows before
+ * their turn (the kinds they return: codegen.dumps.views.effects.RecordEffects.add), as
+ * commit_rows reads the decoded rows (codegen.dumps.views.commit_rows: offset_commits and
+ * compaction.end_markers):
  *
  * - a control record of a transactional batch whose key is int16 version, int16 type 0
  *   (ABORT) or 1 (COMMIT): 5 an ABORT marker, 6 a COMMIT marker;
@@ -11,7 +12,8 @@
  * - any other row: 0.
  *
  * The flags of a row (uint8): CONTROL 1, TRANSACTIONAL 2, TOMBSTONE 4 (no value), DECODED 8
- * (the row was read and its offset commit, if it is one, decoded without an error).
+ * (the row was read and, for add_records, its offset commit, if it is one, decoded without an
+ * error; add_checked checks the commit itself, commit_check.h).
  */
 
 #define ROW_CONTROL 1

@@ -126,7 +126,7 @@ static PyMethodDef records_functions[] = {
      "commit of the same key supersedes (see superseded_commits.h)."},
     {"row_flags", (PyCFunction)(void (*)(void))row_flags, METH_FASTCALL,
      "row_flags(n, control, transactional, tombstone, error, decode_error) -> bytes: each "
-     "row's flags for CommitEffects.add_records, from bitmaps (see row_flags.h)."},
+     "row's flags for CommitEffects.add_records and add_checked, from bitmaps (see row_flags.h)."},
     {"record_kinds", (PyCFunction)(void (*)(void))record_kinds, METH_FASTCALL,
      "record_kinds(key_offsets, key_data, value_offsets, value_data, rows, key_validity, "
      "key_bit_offset, value_validity, value_bit_offset) -> [(code, first row, count)]: the "

@@ -1,4 +1,4 @@
-/* row_flags: each decoded row's flags for CommitEffects.add_records (ROW_CONTROL, ...,
+/* row_flags: each row's flags for CommitEffects.add_records and add_checked (ROW_CONTROL, ...,
  * commit_kinds.h) read from the flag columns' Arrow bitmaps, eight rows a step, in place of
  * some ten numpy temporaries a chunk (codegen.dumps.views.effects._row_flags: the reference
  * the tests hold this to).

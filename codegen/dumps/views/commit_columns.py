@@ -215,8 +215,8 @@ def native_commit_numbers(
     package: str,
 ) -> TopicDecoded | None:
     """:func:`native_commit_flags`' columns and ``decodedValue`` with the committed ``offset``,
-    ``leaderEpoch`` and ``commitTimestamp`` alone (its other fields null): what the engine's
-    history pass reads of the rows (:class:`codegen.dumps.views.effects.RecordHistory`)."""
+    ``leaderEpoch`` and ``commitTimestamp`` alone (its other fields null): what ``add_records``'
+    history mode takes of decoded rows (:class:`codegen.dumps.views.effects.RecordHistory`)."""
     called = _engine_commit_columns(key, value, control, package, _NUMBERS)
     if called is None:
         return None
@@ -253,8 +253,7 @@ def native_commit_flags(
 ) -> TopicDecoded | None:
     """``isTombstone`` and ``isNewerVersion`` of :func:`native_commit_columns`, and its errors,
     alone: the engine reads and checks every commit as it does there, writing nothing else
-    (what the engine's pass over the rows reads of them; the other columns cost most of the
-    decode)."""
+    (the bench's ``floor (commit flags)``; the other columns cost most of the decode)."""
     called = _engine_commit_columns(key, value, control, package, _FLAGS)
     if called is None:
         return None

@@ -67,9 +67,10 @@ def decode_commit_flags(
     rb: pa.RecordBatch | pa.Table, package: str = SHIPPED
 ) -> tuple[pa.Table, dict[int, str]]:
     """:func:`decode_commits` with, of the decoded columns, ``isTombstone`` and
-    ``isNewerVersion`` alone (and ``_decode_error``): what the engine's pass over the rows reads
-    (:class:`codegen.dumps.views.effects.RecordEffects`); :func:`decode_commits` where the engine
-    does not decode them."""
+    ``isNewerVersion`` alone (and ``_decode_error``): every commit checked, nothing else written
+    (the bench's ``floor (commit flags)``; the views' engine pass checks the commits itself,
+    ``CommitEffects.add_checked``); :func:`decode_commits` where the engine does not decode
+    them."""
     return _decoded_in_part(rb, package, native_commit_flags)
 
 
@@ -77,9 +78,10 @@ def decode_commit_numbers(
     rb: pa.RecordBatch | pa.Table, package: str = SHIPPED
 ) -> tuple[pa.Table, dict[int, str]]:
     """:func:`decode_commit_flags` with ``decodedValue``'s committed offset, leader epoch and
-    commit timestamp (its other fields null): what the engine's history pass reads
-    (:class:`codegen.dumps.views.effects.RecordHistory`); :func:`decode_commits` where the
-    engine does not decode them."""
+    commit timestamp (its other fields null): what ``add_records``' history mode takes of a row
+    (:class:`codegen.dumps.views.effects.RecordHistory` fed decoded rows; lag feeds it rows as
+    they are, checked in the pass); :func:`decode_commits` where the engine does not decode
+    them."""
     return _decoded_in_part(rb, package, native_commit_numbers)
 
 

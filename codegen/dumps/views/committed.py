@@ -49,9 +49,10 @@ class CommittedOffsets:
     def decode(
         self, rb: pa.RecordBatch | pa.Table, package: str
     ) -> tuple[pa.Table, dict[int, str]]:
-        """``rb``'s rows decoded as :meth:`add` reads them, and the decode errors by row: the
-        commit flags alone where the engine's pass reads the rows
-        (:func:`~codegen.dumps.views.commits.decode_commit_flags`), else every commit column."""
+        """``rb``'s rows decoded as :meth:`add` reads them, and the decode errors by row, where
+        the engine does not check them in its pass (:meth:`add_checked`): the commit flags
+        alone where the engine decodes (:func:`~codegen.dumps.views.commits.decode_commit_flags`),
+        else every commit column."""
         if native_enabled():
             return decode_commit_flags(rb, package)
         return decode_commits(rb, package)

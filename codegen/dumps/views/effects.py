@@ -261,8 +261,9 @@ def binary_buffers(column: pa.ChunkedArray | pa.Array) -> tuple[npt.NDArray[np.i
 
 
 class RecordEffects:
-    """The committed offsets of one log partition from its decoded ``__consumer_offsets`` rows
-    (the engine's columns with :func:`~codegen.dumps.views.commits.decode_commit_flags`' or
+    """The committed offsets of one log partition from its ``__consumer_offsets`` rows (the
+    engine's columns: as they are, each commit checked in the engine's pass, ``add_checked``;
+    or decoded, with :func:`~codegen.dumps.views.commits.decode_commit_flags`' columns or
     more), added in log order; ``package`` decodes the answer's rows again as they were
     decoded."""
 
