@@ -40,12 +40,14 @@ _STATUS = {"Empty": 0, "Ongoing": 1, "PrepareCommit": 2, "PrepareAbort": 3}
 _STATUS |= {"CompleteCommit": 4, "CompleteAbort": 5, "Dead": 6}
 
 
-def _key(name: str, **fields: Any) -> bytes:
+def coordinator_key(name: str, **fields: Any) -> bytes:
+    """A coordinator record's key: its record type, then the key named ``name`` (version 0)."""
     cls = MESSAGES[name]
     return struct.pack(">h", cls.API_KEY) + cls(**fields).encode(0)
 
 
-def _value(name: str, version: int, **fields: Any) -> bytes:
+def coordinator_value(name: str, version: int, **fields: Any) -> bytes:
+    """A coordinator record's value: its version, then the value named ``name`` in it."""
     return struct.pack(">h", version) + MESSAGES[name](**fields).encode(version)
 
 
@@ -160,7 +162,7 @@ def write(history: list[Step], compaction: list[int], root: Path) -> Path:
             part(step[1]).roll()
         elif kind == "classic":
             _, co, group, generation, members = step
-            value = _value(
+            value = coordinator_value(
                 "GroupMetadataValue",
                 3,
                 protocol_type="consumer",
@@ -170,19 +172,21 @@ def write(history: list[Step], compaction: list[int], root: Path) -> Path:
                 current_state_timestamp=now,
                 members=[_member(m) for m in sorted(members)],
             )
-            records(f"co{co}", [(_key("GroupMetadataKey", group=group), value)])
+            records(f"co{co}", [(coordinator_key("GroupMetadataKey", group=group), value)])
         elif kind == "consumer":
             _, co, group, epoch, member = step
             records(
                 f"co{co}",
                 [
                     (
-                        _key("ConsumerGroupMetadataKey", group_id=group),
-                        _value("ConsumerGroupMetadataValue", 0, epoch=epoch),
+                        coordinator_key("ConsumerGroupMetadataKey", group_id=group),
+                        coordinator_value("ConsumerGroupMetadataValue", 0, epoch=epoch),
                     ),
                     (
-                        _key("ConsumerGroupMemberMetadataKey", group_id=group, member_id=member),
-                        _value(
+                        coordinator_key(
+                            "ConsumerGroupMemberMetadataKey", group_id=group, member_id=member
+                        ),
+                        coordinator_value(
                             "ConsumerGroupMemberMetadataValue",
                             0,
                             client_id=f"c-{member}",
@@ -192,12 +196,12 @@ def write(history: list[Step], compaction: list[int], root: Path) -> Path:
                         ),
                     ),
                     (
-                        _key(
+                        coordinator_key(
                             "ConsumerGroupCurrentMemberAssignmentKey",
                             group_id=group,
                             member_id=member,
                         ),
-                        _value(
+                        coordinator_value(
                             "ConsumerGroupCurrentMemberAssignmentValue",
                             0,
                             member_epoch=epoch,
@@ -212,19 +216,19 @@ def write(history: list[Step], compaction: list[int], root: Path) -> Path:
         elif kind == "delete-group":
             _, co, group, which = step
             if which == "classic":
-                key = _key("GroupMetadataKey", group=group)
+                key = coordinator_key("GroupMetadataKey", group=group)
             else:
-                key = _key("ConsumerGroupMetadataKey", group_id=group)
+                key = coordinator_key("ConsumerGroupMetadataKey", group_id=group)
             records(f"co{co}", [(key, None)])
         elif kind in ("commit", "txn-commit", "delete-offset"):
             co, group, (topic, partition) = (
                 (step[1], step[2], step[3]) if kind != "txn-commit" else (step[1], step[3], step[4])
             )
-            key = _key("OffsetCommitKey", group=group, topic=topic, partition=partition)
+            key = coordinator_key("OffsetCommitKey", group=group, topic=topic, partition=partition)
             if kind == "delete-offset":
                 records(f"co{co}", [(key, None)])
                 continue
-            value = _value("OffsetCommitValue", 3, offset=step[-1], commit_timestamp=now)
+            value = coordinator_value("OffsetCommitValue", 3, offset=step[-1], commit_timestamp=now)
             header: dict[str, Any] = {}
             if kind == "txn-commit":
                 pid = step[2]
@@ -250,7 +254,7 @@ def write(history: list[Step], compaction: list[int], root: Path) -> Path:
             _, pid, status, names = step
             if status.startswith("Complete"):
                 epochs[pid] = epochs.get(pid, 0) + 1
-            value = _value(
+            value = coordinator_value(
                 "TransactionLogValue",
                 1,
                 producer_id=pid,
@@ -263,10 +267,13 @@ def write(history: list[Step], compaction: list[int], root: Path) -> Path:
                 transaction_last_update_timestamp_ms=now,
                 transaction_start_timestamp_ms=now,
             )
-            key = _key("TransactionLogKey", transactional_id=f"tx-{pid}")
+            key = coordinator_key("TransactionLogKey", transactional_id=f"tx-{pid}")
             records("txn", [(key, value)])
         elif kind == "delete-txn":
-            records("txn", [(_key("TransactionLogKey", transactional_id=f"tx-{step[1]}"), None)])
+            records(
+                "txn",
+                [(coordinator_key("TransactionLogKey", transactional_id=f"tx-{step[1]}"), None)],
+            )
     log = root / "kafka-logs"
     log.mkdir(parents=True)
     _write_partitions(parts, compaction, log)

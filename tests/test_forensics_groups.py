@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from histories import coordinator_key as key
+from histories import coordinator_value as value
 
 from codegen.dumps import SegmentWriter
 from codegen.forensics.groups import AsOf, AssignorInventory, group_reports
@@ -26,15 +28,6 @@ from generated.group_metadata_value import MemberMetadata
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "tests" / "data" / "forensics" / "aibulb"
 TOPIC_ID = uuid.UUID("00000000-0000-0000-0000-0000000000aa")
-
-
-def key(name: str, **fields: Any) -> bytes:
-    cls = MESSAGES[name]
-    return struct.pack(">h", cls.API_KEY) + cls(**fields).encode(0)
-
-
-def value(name: str, version: int, **fields: Any) -> bytes:
-    return struct.pack(">h", version) + MESSAGES[name](**fields).encode(version)
 
 
 def subscription(version: int) -> bytes:
@@ -187,6 +180,20 @@ def consumer_member(group: str, member_id: str) -> Any:
     )
 
 
+def member_assignment(group: str, member_id: str, epoch: int, assigned: TopicPartitions) -> Any:
+    """A consumer group member's current assignment (epoch, the one before it) of ``assigned``."""
+    return (
+        key("ConsumerGroupCurrentMemberAssignmentKey", group_id=group, member_id=member_id),
+        value(
+            "ConsumerGroupCurrentMemberAssignmentValue",
+            0,
+            member_epoch=epoch,
+            previous_member_epoch=epoch - 1,
+            assigned_partitions=[assigned],
+        ),
+    )
+
+
 def test_conversion_to_consumer_group_and_epochs(tmp_path: Path) -> None:
     assigned = TopicPartitions(topic_id=TOPIC_ID, partitions=[0, 1], assignment_epochs=[3, 4])
     folder = write(
@@ -199,16 +206,7 @@ def test_conversion_to_consumer_group_and_epochs(tmp_path: Path) -> None:
                 key("ConsumerGroupMetadataKey", group_id="g"),
                 value("ConsumerGroupMetadataValue", 0, epoch=4),
             ),
-            (
-                key("ConsumerGroupCurrentMemberAssignmentKey", group_id="g", member_id="m"),
-                value(
-                    "ConsumerGroupCurrentMemberAssignmentValue",
-                    0,
-                    member_epoch=4,
-                    previous_member_epoch=3,
-                    assigned_partitions=[assigned],
-                ),
-            ),
+            member_assignment("g", "m", 4, assigned),
         ],
     )
     (report,) = group_reports(folder)
@@ -285,16 +283,7 @@ def test_member_records_that_keep_the_members_make_no_event(tmp_path: Path) -> N
     """A member's records once it has joined (its metadata again, its assignment) change no
     member and no field of the group: the member's epoch is its own event alone."""
     assigned = TopicPartitions(topic_id=TOPIC_ID, partitions=[0], assignment_epochs=[1])
-    assignment = (
-        key("ConsumerGroupCurrentMemberAssignmentKey", group_id="g", member_id="m"),
-        value(
-            "ConsumerGroupCurrentMemberAssignmentValue",
-            0,
-            member_epoch=1,
-            previous_member_epoch=0,
-            assigned_partitions=[assigned],
-        ),
-    )
+    assignment = member_assignment("g", "m", 1, assigned)
     folder = write(
         tmp_path,
         [consumer_member("g", "m")],  # 0

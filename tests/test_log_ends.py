@@ -17,7 +17,7 @@ from mapped_pages import mapped_rss
 
 from codegen.dumps import SegmentWriter, header_ends, segments
 from codegen.dumps.batch_rows import batch_rows
-from codegen.dumps.header_ends import batch_ends
+from codegen.dumps.header_ends import BatchEnds, batch_ends
 from codegen.dumps.model import ControlType
 from codegen.dumps.segments import SegmentReader, header_pass_for
 from codegen.dumps.views.cut import AsOf
@@ -147,6 +147,17 @@ def test_log_ends_by_the_native_pass_are_the_reference(
         )
 
 
+def assert_ends_are_batch_rows(files: list[Path], found: list[BatchEnds | None]) -> None:
+    """Each file's ends from batch_ends (None: the file left to the reference) are its batch
+    rows' maxTimestamp and lastOffset."""
+    for f, e in zip(files, found, strict=True):
+        if e is None:
+            continue
+        rows = batch_rows(f)
+        assert e[0].tolist() == rows.column("maxTimestamp").to_pylist()
+        assert e[1].tolist() == rows.column("lastOffset").to_pylist()
+
+
 def test_batch_ends_leave_a_file_to_the_reference(tmp_path: Path) -> None:
     native_pass()
     paths = write_disks(tmp_path)
@@ -159,12 +170,7 @@ def test_batch_ends_leave_a_file_to_the_reference(tmp_path: Path) -> None:
     ]
     found = batch_ends(files)
     assert found is not None and [e is None for e in found] == [False, True, False, True, False]
-    for f, e in zip(files, found, strict=True):
-        if e is None:
-            continue
-        rows = batch_rows(f)
-        assert e[0].tolist() == rows.column("maxTimestamp").to_pylist()
-        assert e[1].tolist() == rows.column("lastOffset").to_pylist()
+    assert_ends_are_batch_rows(files, found)
     assert batch_ends([]) == []
 
 
@@ -187,12 +193,7 @@ def test_batch_ends_of_files_of_the_smallest_batches(tmp_path: Path) -> None:
     assert {len(b) for bs in smallest for b in bs} == {61}
     found = batch_ends(files)
     assert found is not None and [e is None for e in found] == [False, True, False, False]
-    for f, e in zip(files, found, strict=True):
-        if e is None:
-            continue
-        rows = batch_rows(f)
-        assert e[0].tolist() == rows.column("maxTimestamp").to_pylist()
-        assert e[1].tolist() == rows.column("lastOffset").to_pylist()
+    assert_ends_are_batch_rows(files, found)
     assert [len(e[1]) for e in found if e is not None] == [100, 0, 40]
 
 
