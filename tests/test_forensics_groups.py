@@ -15,7 +15,13 @@ from histories import coordinator_key as key
 from histories import coordinator_value as value
 
 from codegen.dumps import SegmentWriter
-from codegen.forensics.groups import AsOf, AssignorInventory, group_reports
+from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS
+from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
+from codegen.dumps.coordinator import CONSUMER_OFFSETS, coordinator_decoder
+from codegen.dumps.views.committed import CommittedOffsets
+from codegen.dumps.views.compacted import CompactedView
+from codegen.dumps.views.consumer_offsets import read_compacted
+from codegen.forensics.groups import AsOf, AssignorInventory, group_reports, group_views
 from codegen.forensics.groups_command import groups_command
 from codegen.forensics.inputs import parse_as_of
 from codegen.naming import camel_keys
@@ -299,6 +305,43 @@ def test_member_records_that_keep_the_members_make_no_event(tmp_path: Path) -> N
         (3, "member-joined"),
     ]
     assert [m["memberId"] for m in report.members] == ["m", "n"]
+
+
+def test_groups_view_applies_and_counts_each_record_as_the_compacted_view(
+    tmp_path: Path,
+) -> None:
+    """GroupsView.add finds each record's role itself and has the compacted view apply it
+    (add_known): the groups, offsets and counts of a plain CompactedView fed the same file,
+    each record counted once, whether it makes, changes, converts or deletes a group."""
+    assigned = TopicPartitions(topic_id=TOPIC_ID, partitions=[0], assignment_epochs=[1])
+    folder = write(
+        tmp_path,
+        [classic("g", 1, "range", member("a")), commit("g", 0, 10)],  # made, an offset
+        [classic("g", 2, "range", member("a"), member("b"))],  # changed
+        [consumer_member("g", "m"), member_assignment("g", "m", 1, assigned)],  # converted
+        [consumer_member("h", "n"), commit("h", 1, 3), commit("g", 0, None)],
+        [(key("ConsumerGroupMetadataKey", group_id="g"), None)],  # deleted
+        [(b"\x00\x63", b"?")],  # a record type the specs do not have
+    )
+    (view,) = group_views(folder)
+    plain = CompactedView()
+    offsets = CommittedOffsets()
+    for f in sorted(folder.glob("*.log")):
+        for _ in read_compacted(
+            f,
+            plain,
+            offsets,
+            coordinator_decoder(CONSUMER_OFFSETS),
+            max_batch_size=DEFAULT_MAX_DECOMPRESSED_SIZE,
+            max_batch_records=DEFAULT_MAX_BATCH_RECORDS,
+        ):
+            pass
+    plain.take_offsets(offsets)
+    counts = (view.records, view.unknown, view.errors)
+    assert counts == (plain.records, plain.unknown, plain.errors)
+    assert view.records in (7, 10) and view.unknown == 1  # commits as columns, or as records
+    assert view.groups == plain.groups and view.offsets == plain.offsets
+    assert set(view.groups) == {"h"}
 
 
 def test_real_group_created_emptied_and_deleted() -> None:

@@ -137,7 +137,7 @@ class GroupsView(CompactedView):
         key: Any = rec.key
         kind = rec.kind
         if key is None or (kind != RECORD and kind != TOMBSTONE):
-            _apply(self, rec)
+            CompactedView.add(self, rec)
             return
         name = rec.name
         try:
@@ -147,7 +147,7 @@ class GroupsView(CompactedView):
         if role is _OFFSETS:  # the pure backend's (the engine's stay columns)
             group = str(key.group)
             existed = (key.group, key.topic, key.partition) in self.offsets
-            _apply(self, rec)
+            self.add_known(rec, apply)
             if rec.value is None and existed:
                 self._event(
                     rec, group, OFFSET_DELETED, {"topic": key.topic, "partition": key.partition}
@@ -159,17 +159,14 @@ class GroupsView(CompactedView):
         else:
             gid = getattr(key, "group_id", None)
             if gid is None:
-                _apply(self, rec)
+                self.add_known(rec, apply)
                 return
             group = str(gid)
             member = getattr(key, "member_id", None)
-        # What CompactedView.add does with a record of a known kind, its lookup done here.
-        self.records += 1
         groups = self.groups
         g = groups.get(group)
         if g is None:
-            if apply is not None:
-                apply[0](self, rec, apply[1])
+            self.add_known(rec, apply)
             after = groups.get(group)
             if after is not None:
                 self._diff(rec, group, None, after, sorted(after.members), [])
@@ -186,8 +183,7 @@ class GroupsView(CompactedView):
         """Apply ``rec``, a record of ``member`` that finds ``group`` as ``g``, and record what
         it changed: the member joined or left, or the group was made anew (another type)."""
         had = member in g.members
-        if apply is not None:
-            apply[0](self, rec, apply[1])
+        self.add_known(rec, apply)
         after = self.groups.get(group)
         if after is g:  # a member record changes the members alone (no field of the group)
             if (member in g.members) != had:
@@ -200,8 +196,7 @@ class GroupsView(CompactedView):
         """Apply ``rec``, a group-level record that finds ``group`` as ``g``, and record what
         it changed."""
         before = _fields(g)
-        if apply is not None:
-            apply[0](self, rec, apply[1])
+        self.add_known(rec, apply)
         after = self.groups.get(group)
         if after is g:
             if before != _fields(g):
@@ -316,9 +311,6 @@ class GroupsView(CompactedView):
             },
         )
 
-
-_apply: Final = CompactedView.add
-"""The compacted view's own apply (what ``super().add`` calls, without the lookup)."""
 
 _OFFSETS: Final = "offsets"
 _CLASSIC: Final = "classic"

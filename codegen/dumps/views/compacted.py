@@ -204,9 +204,9 @@ class CompactedView:
 
     def add(self, rec: DecodedRecord) -> None:
         """Apply one (committed) record."""
-        self.records += 1
         kind = rec.kind
         if kind != RECORD and kind != TOMBSTONE:
+            self.records += 1
             if kind == "unknown":
                 self.unknown += 1
             elif kind == "error":
@@ -216,6 +216,12 @@ class CompactedView:
             apply = _APPLY[rec.name]
         except KeyError:
             apply = applier(rec.name)
+        self.add_known(rec, apply)
+
+    def add_known(self, rec: DecodedRecord, apply: Apply | None) -> None:
+        """Apply one (committed) record or tombstone whose name the caller looked up:
+        ``apply`` is :func:`applier` of it (None: the view keeps nothing of it)."""
+        self.records += 1
         if apply is not None:
             apply[0](self, rec, apply[1])
 
