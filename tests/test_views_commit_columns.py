@@ -28,7 +28,6 @@ from codegen.dumps.views import commits
 from codegen.dumps.views.commit_columns import native_commit_columns
 from codegen.dumps.views.commits import (
     decode_commit_flags,
-    decode_commit_numbers,
     decode_commits,
     decode_commits_reference,
 )
@@ -140,16 +139,6 @@ def test_decode_commit_flags_is_decode_commits_flags() -> None:
         assert flags.column(name).equals(full.column(name)), name
     with mock.patch.object(commits, "native_commit_flags", lambda *_: None):
         fallback, fallback_errors = decode_commit_flags(batch)
-    assert fallback.equals(full) and fallback_errors == errors
-    numbers, number_errors = decode_commit_numbers(batch)
-    assert number_errors == errors
-    assert numbers.column_names == [
-        *flags.column_names[:3],
-        "decodedValue",
-        *flags.column_names[3:],
-    ]
-    with mock.patch.object(commits, "native_commit_numbers", lambda *_: None):
-        fallback, fallback_errors = decode_commit_numbers(batch)
     assert fallback.equals(full) and fallback_errors == errors
 
 

@@ -30,7 +30,7 @@ from codegen.dumps.views.commit_rows import (
     commit_rows,
     offset_commits,
 )
-from codegen.dumps.views.commits import decode_commit_numbers, decode_commits
+from codegen.dumps.views.commits import decode_commits
 from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compaction import end_markers, flags
 from codegen.dumps.views.effects import (
@@ -41,7 +41,6 @@ from codegen.dumps.views.effects import (
     PLAIN_COMMIT,
     TOMBSTONE,
     TRANSACTIONAL,
-    TRANSACTIONAL_COMMIT,
     commit_row_effects,
     commit_row_history,
     native_enabled,
@@ -517,13 +516,9 @@ def _keyed_both(decoded: list[pa.Table], segment_bytes: int = 0) -> tuple[Any, A
     from codegen.forensics.commits import keyed_commits, keyed_effects
 
     native, pure = RecordHistory(segment_bytes), CommitHistory()
-    told = RecordHistory()  # fed the decoded numbers, as where the engine does not check the
-    told._checks = False  # commits in its pass
     for table in decoded:
         native.add(table)
-        told.add(table)
         pure.add(table)
-    _assert_same_keyed(keyed_effects(native), keyed_effects(told))
     return keyed_effects(native), keyed_commits(pure.table())
 
 
@@ -1027,12 +1022,6 @@ def _no_numbers(n: int) -> tuple[np.ndarray, ...]:
     )
 
 
-def _as_noted(numbers: tuple[np.ndarray, ...]) -> list[np.ndarray]:
-    """_effect_numbers' as the engine notes them: the epochs -1 where not valid."""
-    committed, times, epochs, valid = numbers
-    return [committed, times, np.where(valid.view(np.bool_), epochs, -1).astype(np.int64)]
-
-
 def _engine_kinds(table: pa.Table) -> np.ndarray:
     """Each row's kind as the engine reads it from its key and flags (what
     RecordEffects.add returns), of a table with no more than key, value and flag columns."""
@@ -1095,81 +1084,6 @@ def test_the_engine_kinds_are_the_commit_rows_reading(
     write_log(path, steps)
     for table in _decoded(path, batch_rows):
         assert _engine_kinds(table).tolist() == _commit_rows_kinds(table)
-
-
-@settings(
-    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(steps=logs_with_groups, batch_rows=st.sampled_from([1, 3, 1000]), start=st.integers(0, 5))
-def test_history_numbers_read_in_place_are_commit_numbers(
-    tmp_path: Path, steps: list[tuple[Any, ...]], batch_rows: int, start: int
-) -> None:  # fmt: skip
-    """The numbers history mode takes (_effect_numbers) of the engine's decoding, read from the
-    value struct's shared buffers (commit_numbers not called), are commit_numbers' on every
-    commit (kinds 1 and 3: plain and transactional, legacy values' epochs -1), in chunks of
-    any size and sliced off their start (to no rows at all)."""
-    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
-    write_log(path, steps)
-    for table in _decoded(path, batch_rows):
-        table = table.slice(min(start, table.num_rows))
-        want = commit_numbers(table)
-        with mock.patch.object(effects, "commit_numbers", side_effect=AssertionError):
-            got = effects._effect_numbers(table)
-        assert [g.dtype for g in got] == [np.int64, np.int64, np.int32, np.uint8]
-        assert {len(g) for g in got} == {table.num_rows} and set(got[3].tolist()) <= {0, 1}
-        commit = np.isin(_engine_kinds(table), [PLAIN_COMMIT, TRANSACTIONAL_COMMIT])
-        for g, w in zip(_as_noted(got), want, strict=True):
-            assert g[commit].tolist() == w[commit].tolist()
-
-
-def test_history_numbers_of_an_empty_chunk_are_empty(tmp_path: Path) -> None:
-    """A chunk of no rows (the engine's decoding sliced to none, an empty value struct of
-    another layout) has four empty columns of history mode's types, nothing read."""
-    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
-    write_log(
-        path, [("commit", 0, False, 3, 100, None, False), ("commit", 1, True, 1, 5, None, False)]
-    )
-    decoded = _decoded(path, 1000)[0]
-    empty = pa.table({"decodedValue": pa.array([], pa.struct([("x", pa.int8())]))})
-    for table in (decoded.slice(decoded.num_rows), decoded.slice(0, 0), empty):
-        with mock.patch.object(effects, "commit_numbers", side_effect=AssertionError):
-            got = effects._effect_numbers(table)
-        assert [(g.dtype, len(g)) for g in got] == [
-            (np.int64, 0),
-            (np.int64, 0),
-            (np.int32, 0),
-            (np.uint8, 0),
-        ]
-
-
-def test_history_numbers_of_the_reference_decoding_are_commit_numbers() -> None:
-    """Value structs whose members hold their fields in buffers of their own (the topic
-    decoder's) are read by commit_numbers."""
-    value = pa.array(
-        [{"OffsetCommitValue": {"offset": 5, "leaderEpoch": 2, "commitTimestamp": 9}}, None],
-        pa.struct(
-            [
-                (
-                    "OffsetCommitValue",
-                    pa.struct(
-                        [
-                            ("offset", pa.int64()),
-                            ("leaderEpoch", pa.int32()),
-                            ("commitTimestamp", pa.int64()),
-                        ]
-                    ),
-                ),
-                (
-                    "LegacyOffsetCommitValue",
-                    pa.struct([("offset", pa.int64()), ("commitTimestamp", pa.int64())]),
-                ),
-            ]
-        ),
-    )
-    table = pa.table({"decodedValue": value})
-    got = _as_noted(effects._effect_numbers(table))
-    assert [g.tolist() for g in got] == [g.tolist() for g in commit_numbers(table)]
-    assert [g.tolist() for g in got] == [[5, 0], [9, 0], [2, -1]]
 
 
 _ANY_KEY = st.one_of(
@@ -1520,38 +1434,30 @@ def test_offsets_and_deletions_of_microsecond_timestamps(tmp_path: Path) -> None
     max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(steps=logs, batch_rows=st.sampled_from([1, 16, 1000]))
-def test_history_of_the_commits_numbers_alone_is_that_of_every_column(
+def test_history_of_decoded_rows_is_that_of_rows_as_they_are(
     tmp_path: Path, steps: list[tuple[Any, ...]], batch_rows: int
 ) -> None:  # fmt: skip
-    """RecordHistory of rows decoded for their numbers alone (decode_commit_numbers: the keys'
-    first rows decoded again from their bytes) and of rows as they are (lag's: each commit
-    checked and its numbers read in the engine's pass) is that of every column decoded (the
-    decoded rows fed to add_records, the engine's check set aside)."""
+    """RecordHistory of rows decoded (each key's strings read from ``decodedKey``) and of rows
+    as they are (lag's: each key's first rows decoded again from their bytes) is one history:
+    the engine checks each commit and reads its numbers from its value in its pass either way."""
     path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
     write_log(path, steps)
     answers = []
-    for decode, checks in (
-        (decode_commits, False),
-        (decode_commit_numbers, False),
-        (lambda rb: (rb, {}), True),
-    ):
+    for decode in (decode_commits, lambda rb: (rb, {})):
         history = effects.RecordHistory()
-        history._checks = checks
         for rb in record_batches(path, batch_rows=batch_rows):
             history.add(decode(rb)[0])
         keyed = history.keyed(np.arange(len(history.keys), dtype=np.int64))
         columns = [keyed.keys, keyed.bounds, keyed.record_offset, keyed.commit_timestamp]
         columns += [keyed.offset, keyed.leader_epoch, keyed.deleted_bounds]
         answers.append((history.keys, [c.tolist() for c in columns], keyed.deleted))
-    assert answers[0] == answers[1] == answers[2]
+    assert answers[0] == answers[1]
 
 
-@pytest.mark.parametrize("checks", [True, False])
-def test_history_decodes_keys_again_by_its_package(tmp_path: Path, checks: bool) -> None:
-    """RecordHistory decodes a key's first rows again (rows decoded for their numbers alone)
-    by the package it was given, as the rows were decoded, not the shipped one; whether the
-    engine checks the package's commits in its pass (its layouts: ``checks``, as said here of
-    a package that is not installed) or not."""
+def test_history_decodes_keys_again_by_its_package(tmp_path: Path) -> None:
+    """RecordHistory decodes a key's first rows again by the package it was given, not the
+    shipped one (the engine checking the package's commits in its pass: its layouts, as said
+    here of a package that is not installed)."""
     steps: list[tuple[Any, ...]] = [
         ("commit", 0, False, 1, 10, None, False),
         ("commit", 1, False, 3, 11, None, False),
@@ -1565,10 +1471,26 @@ def test_history_decodes_keys_again_by_its_package(tmp_path: Path, checks: bool)
         asked.append(package)
         return decode_commits(rows)
 
-    with mock.patch.object(effects, "engine_checks", return_value=checks):
+    with mock.patch.object(effects, "engine_checks", return_value=True):
         history = effects.RecordHistory(package="user_codecs")
     with mock.patch.object(effects, "decode_commits", by_shipped):
         for rb in record_batches(path, batch_rows=1000):
-            history.add(decode_commit_numbers(rb)[0])
+            history.add(rb)
     assert asked and set(asked) == {"user_codecs"}
     assert len(history.keys) == 2
+
+
+@pytest.mark.parametrize("backend", ["pure", "native"])
+def test_history_is_made_only_where_the_engine_checks_the_commits(backend: str) -> None:
+    """RecordHistory is refused where the engine does not check the package's commits in its
+    pass (the pure backend asked for, or other layouts), and lag reads those with the pure
+    backend's CommitHistory (engine_history says which)."""
+    use_backend(backend)
+    try:
+        assert effects.engine_history() is (backend == "native")
+        with mock.patch.object(effects, "engine_checks", return_value=False):
+            assert not effects.engine_history()
+            with pytest.raises(RuntimeError, match="does not check generated's offset commits"):
+                effects.RecordHistory()
+    finally:
+        use_backend(None)

@@ -222,11 +222,12 @@ def _read_commits(
     newest: list[int | None] | None = None,
 ) -> KeyedCommits:
     """One log partition's commits by key from the engine's columns: with the native engine, its
-    one pass noting each commit as it takes effect (:class:`RecordHistory`); else the pure
-    backend's sorts (``codegen.dumps.views.offsets.history``). ``newest`` receives each file's
-    newest batch time where the read gives it (``record_batches``' ``newest_times``)."""
+    one pass checking each commit and noting it as it takes effect (:class:`RecordHistory`);
+    else the pure backend's sorts (``codegen.dumps.views.offsets.history``). ``newest``
+    receives each file's newest batch time where the read gives it (``record_batches``'
+    ``newest_times``)."""
     cuts = None if as_of is None else [_cut(f, as_of) for f in files]
-    if not effects.native_enabled():
+    if not effects.engine_history():
         commits: RecordHistory | CommitHistory = CommitHistory()
     elif cuts is None:
         commits = RecordHistory(_segment_bytes(files))

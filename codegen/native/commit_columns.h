@@ -84,7 +84,7 @@ enum {
     CO_VERSION_VALID, CO_VERSION, CO_TOMBSTONE, CO_NEWER,
     CO_COUNT
 };
-enum { CO_FLAGS, CO_NUMBERS, CO_ALL }; /* what commit_columns writes */
+enum { CO_FLAGS, CO_ALL }; /* what commit_columns writes */
 
 /* What commit_rows() reads and writes: the rows' buffers, the output buffers (p, each
    CO_COUNT's), and the rows refused. */
@@ -172,24 +172,20 @@ static HOT_INLINE int commit_rows(CommitRows *s, Py_ssize_t n, const int what) {
         }
         if (cc.newer) BIT_SET(p[CO_NEWER], i);
         if (rc < 0) goto refused;
-        if (what == CO_FLAGS) continue;
+        if (!full) continue; /* the flags alone */
         /* accepted: the key's columns, and the value's */
-        if (full) {
-            memcpy(p[CO_GROUP_DATA] + group_len, kb + cc.group_start, (size_t)cc.group_size);
-            group_len += (int32_t)cc.group_size;
-            memcpy(p[CO_TOPIC_DATA] + topic_len, kb + cc.topic_start, (size_t)cc.topic_size);
-            topic_len += (int32_t)cc.topic_size;
-            partition[i] = cc.partition;
-            BIT_SET(p[CO_KEY], i);
-            BIT_SET(p[t ? CO_KEY1 : CO_KEY0], i);
-        }
+        memcpy(p[CO_GROUP_DATA] + group_len, kb + cc.group_start, (size_t)cc.group_size);
+        group_len += (int32_t)cc.group_size;
+        memcpy(p[CO_TOPIC_DATA] + topic_len, kb + cc.topic_start, (size_t)cc.topic_size);
+        topic_len += (int32_t)cc.topic_size;
+        partition[i] = cc.partition;
+        BIT_SET(p[CO_KEY], i);
+        BIT_SET(p[t ? CO_KEY1 : CO_KEY0], i);
         if (rc == 0) continue; /* a tombstone */
         const CommitValue *cv = &cc.value;
-        if (full) {
-            memcpy(p[CO_META_DATA] + meta_len, vb + 2 + cv->meta_start, (size_t)cv->meta_size);
-            meta_len += (int32_t)cv->meta_size;
-            expire_ts[i] = cv->expire_ts;
-        }
+        memcpy(p[CO_META_DATA] + meta_len, vb + 2 + cv->meta_start, (size_t)cv->meta_size);
+        meta_len += (int32_t)cv->meta_size;
+        expire_ts[i] = cv->expire_ts;
         offset[i] = cv->offset;
         epoch[i] = cv->epoch;
         commit_ts[i] = cv->commit_ts;
@@ -218,9 +214,8 @@ static HOT_INLINE int commit_rows(CommitRows *s, Py_ssize_t n, const int what) {
 static PyObject *commit_columns(PyObject *self, PyObject *args) {
     Py_ssize_t n;
     PyObject *key_spec, *value_spec, *control_spec, *names;
-    /* CO_ALL: every column; CO_NUMBERS: the flags and the value's numbers (offset, epoch,
-       commit time and the value bitmaps); CO_FLAGS: the flags alone (tombstone, newer, refused
-       rows). The buffers not written are empty. */
+    /* CO_ALL: every column; CO_FLAGS: the flags alone (tombstone, newer, refused rows), the
+       other buffers empty. */
     int what = CO_ALL;
     if (!PyArg_ParseTuple(args, "nOOOO!|i:commit_columns", &n, &key_spec, &value_spec,
                           &control_spec, &PyTuple_Type, &names, &what))
@@ -229,8 +224,8 @@ static PyObject *commit_columns(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "commit_columns: bad row count");
         return NULL;
     }
-    if (what != CO_ALL && what != CO_NUMBERS && what != CO_FLAGS) {
-        PyErr_SetString(PyExc_ValueError, "commit_columns: what is 0, 1 or 2");
+    if (what != CO_ALL && what != CO_FLAGS) {
+        PyErr_SetString(PyExc_ValueError, "commit_columns: what is COMMIT_FLAGS or COMMIT_ALL");
         return NULL;
     }
     int full = what == CO_ALL;
@@ -309,19 +304,14 @@ static PyObject *commit_columns(PyObject *self, PyObject *args) {
     for (int k = 0; k < CO_COUNT; k++) {
         /* bitmaps start clear; values of null slots are zero, as Arrow's builders leave them */
         Py_ssize_t size = bitmap_of[k] ? bits : sizes[k];
-        int numbers = k == CO_VALUE || k == CO_VALUE0 || k == CO_VALUE1 || k == CO_OFFSET ||
-                      k == CO_EPOCH || k == CO_COMMIT_TS;
-        if (!full && k != CO_TOMBSTONE && k != CO_NEWER && !(what == CO_NUMBERS && numbers))
-            size = 0;
+        if (!full && k != CO_TOMBSTONE && k != CO_NEWER) size = 0;
         if (!(out[k] = commit_out(size, !written[k], &p[k]))) goto done;
     }
     if (!(failed = PyList_New(0))) goto done;
     CommitRows rows = {&key, &value, &control_valid, &control_values, control_offset,
                        has_control, has_control_valid, names, failed, nnames, kd, vd,
                        kfirst, klast, vfirst, vlast, p, 0, 0, 0, 0};
-    if ((what == CO_FLAGS     ? commit_rows(&rows, n, CO_FLAGS)
-         : what == CO_NUMBERS ? commit_rows(&rows, n, CO_NUMBERS)
-                              : commit_rows(&rows, n, CO_ALL)) < 0)
+    if ((full ? commit_rows(&rows, n, CO_ALL) : commit_rows(&rows, n, CO_FLAGS)) < 0)
         goto done;
     int32_t name_len = rows.name_len, group_len = rows.group_len, topic_len = rows.topic_len;
     int32_t meta_len = rows.meta_len;

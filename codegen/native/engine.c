@@ -166,7 +166,6 @@ PyMODINIT_FUNC PyInit__engine(void) {
     if (PyModule_AddObject(m, "Reader", (PyObject *)&ReaderType) < 0 ||
         PyModule_AddIntConstant(m, "FORMAT_VERSION", FORMAT_VERSION) < 0 ||
         PyModule_AddIntConstant(m, "COMMIT_FLAGS", CO_FLAGS) < 0 ||
-        PyModule_AddIntConstant(m, "COMMIT_NUMBERS", CO_NUMBERS) < 0 ||
         PyModule_AddIntConstant(m, "COMMIT_ALL", CO_ALL) < 0 ||
         PyModule_AddStringConstant(m, "SOURCES_DIGEST", SPECGEN_SOURCES_DIGEST) < 0) {
         Py_DECREF(m);

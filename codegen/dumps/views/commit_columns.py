@@ -25,13 +25,12 @@ __all__ = [
     "engine_checks",
     "native_commit_columns",
     "native_commit_flags",
-    "native_commit_numbers",
 ]
 
 _FAMILY: Final = "consumer_offsets"
-_FLAGS, _NUMBERS, _ALL = "COMMIT_FLAGS", "COMMIT_NUMBERS", "COMMIT_ALL"
+_FLAGS, _ALL = "COMMIT_FLAGS", "COMMIT_ALL"
 """What ``commit_columns`` writes (the names of the engine's constants for it): the flags alone,
-with the value's numbers, every column."""
+every column."""
 
 _LAYOUTS: Final = {
     "LegacyOffsetCommitKey": (0, "0", "none", "group:string:0 topic:string:0 partition:int32:0"),
@@ -208,26 +207,6 @@ def native_commit_columns(
     return _with_flags(columns, called, package)
 
 
-def native_commit_numbers(
-    key: pa.Array | pa.ChunkedArray,
-    value: pa.Array | pa.ChunkedArray,
-    control: pa.Array | pa.ChunkedArray,
-    package: str,
-) -> TopicDecoded | None:
-    """:func:`native_commit_flags`' columns and ``decodedValue`` with the committed ``offset``,
-    ``leaderEpoch`` and ``commitTimestamp`` alone (its other fields null): what ``add_records``'
-    history mode takes of decoded rows (:class:`codegen.dumps.views.effects.RecordHistory`)."""
-    called = _engine_commit_columns(key, value, control, package, _NUMBERS)
-    if called is None:
-        return None
-    out, keys = called[0], called[1]
-    n = len(keys)
-    offset, epoch, commit_ts = out[16], out[17], out[20]
-    numbers = {"offset": (offset,), "leaderEpoch": (epoch,), "commitTimestamp": (commit_ts,)}
-    columns = {"decodedValue": _decoded_value(out, n, package, numbers)}
-    return _with_flags(columns, called, package)
-
-
 def _with_flags(
     columns: dict[str, pa.Array],
     called: tuple[tuple[Any, ...], pa.Array, pa.Array, pa.Array],
@@ -280,7 +259,7 @@ def _engine_commit_columns(
     package: str,
     what: str,
 ) -> tuple[tuple[Any, ...], pa.Array, pa.Array, pa.Array] | None:
-    """``commit_columns``' tuple (``what``: :data:`_ALL`, :data:`_NUMBERS` or :data:`_FLAGS`)
+    """``commit_columns``' tuple (``what``: :data:`_ALL` or :data:`_FLAGS`)
     and the rows' key, value and control arrays; None where the engine cannot decode them."""
     engine = native_engine()
     if engine is None or not engine_checks(package):

@@ -21,7 +21,6 @@ from codegen.columnar.topics import TopicDecoded, decode_topic_arrays
 from codegen.dumps.views.commit_columns import (
     native_commit_columns,
     native_commit_flags,
-    native_commit_numbers,
 )
 from codegen.dumps.views.commit_rows import COMMIT_FIELDS, COMMIT_NAMES
 
@@ -29,7 +28,6 @@ __all__ = [
     "CHUNK_ROWS",
     "commit_keys",
     "decode_commit_flags",
-    "decode_commit_numbers",
     "decode_commits",
     "decode_commits_reference",
 ]
@@ -72,17 +70,6 @@ def decode_commit_flags(
     ``CommitEffects.add_checked``); :func:`decode_commits` where the engine does not decode
     them."""
     return _decoded_in_part(rb, package, native_commit_flags)
-
-
-def decode_commit_numbers(
-    rb: pa.RecordBatch | pa.Table, package: str = SHIPPED
-) -> tuple[pa.Table, dict[int, str]]:
-    """:func:`decode_commit_flags` with ``decodedValue``'s committed offset, leader epoch and
-    commit timestamp (its other fields null): what ``add_records``' history mode takes of a row
-    (:class:`codegen.dumps.views.effects.RecordHistory` fed decoded rows; lag feeds it rows as
-    they are, checked in the pass); :func:`decode_commits` where the engine does not decode
-    them."""
-    return _decoded_in_part(rb, package, native_commit_numbers)
 
 
 def _decoded_in_part(

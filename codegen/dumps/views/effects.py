@@ -29,7 +29,7 @@ The pure backend's reference is :func:`codegen.dumps.compaction.apply_offsets` w
 from __future__ import annotations
 
 import importlib
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -42,13 +42,12 @@ from codegen.dumps.views.commit_rows import (
     DELETION_SCHEMA,
     OFFSET_SCHEMA,
     commit_keys,
-    commit_numbers,
     commit_rows,
     deletion_columns,
     offset_columns,
     single_array,
 )
-from codegen.dumps.views.commits import decode_commit_numbers, decode_commits
+from codegen.dumps.views.commits import decode_commits
 from codegen.dumps.views.compaction import NO_MARKER, arrow_array, bits, flags
 from codegen.runtime import backends
 from codegen.slotted import FrozenSlotted
@@ -70,6 +69,7 @@ __all__ = [
     "commit_row_effects",
     "commit_row_history",
     "engine_function",
+    "engine_history",
     "int64_numbers",
     "kinds_of",
     "native_enabled",
@@ -109,6 +109,13 @@ def engine_function(name: str) -> Any:
 def native_enabled() -> bool:
     """Whether the engine is built and the backend asked for is not ``pure``."""
     return backends.requested() != backends.PURE and _engine_type() is not None
+
+
+def engine_history(package: str = SHIPPED) -> bool:
+    """Whether :class:`RecordHistory` reads ``package``'s rows: the engine asked for
+    (:func:`native_enabled`) checks its offset commits in its pass
+    (:func:`~codegen.dumps.views.commit_columns.engine_checks`)."""
+    return native_enabled() and engine_checks(package)
 
 
 def kinds_of(
@@ -395,9 +402,9 @@ def _add_records(
     effects: Any, decoded: pa.Table, *values: npt.NDArray[Any]
 ) -> npt.NDArray[np.uint8]:
     """Decoded rows to the engine (``CommitEffects.add_records``; ``values``: in history mode,
-    the rows' :func:`_effect_numbers`); their kinds
-    (:data:`PLAIN_COMMIT`, ...), read by the engine from each key's record type and the row's
-    flags as it reads the row."""
+    each row's committed offset, commit timestamp, leader epoch and whether it is valid, as the
+    engine takes them); their kinds (:data:`PLAIN_COMMIT`, ...), read by the engine from each
+    key's record type and the row's flags as it reads the row."""
     key_offsets, key_data = binary_buffers(decoded.column("key"))
     value_offsets, value_data = binary_buffers(decoded.column("value"))
     kinds = effects.add_records(
@@ -446,103 +453,6 @@ def _add_checked(effects: Any, rows: pa.Table | pa.RecordBatch) -> CheckedRows:
     return CheckedRows(np.frombuffer(kinds, np.uint8), newer, refused)
 
 
-EffectNumbers = tuple[
-    npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int32], npt.NDArray[np.uint8]
-]
-"""What history mode's ``add_records`` takes of each row (:func:`_effect_numbers`)."""
-
-
-def _effect_numbers(decoded: pa.Table) -> EffectNumbers:
-    """The committed offset, commit timestamp and leader epoch history mode notes of each
-    commit (kinds :data:`PLAIN_COMMIT` and :data:`TRANSACTIONAL_COMMIT`: a value decoded, in one
-    member of the value struct): :func:`~codegen.dumps.views.commit_rows.commit_numbers`' on
-    those rows (the other rows' numbers are never read), the epochs as int32 with where they
-    are valid (bytes 0 or 1), the engine taking -1 where one is not. Where the members that
-    have a field hold it in one buffer, each under its own validity (the engine's decoding,
-    ``commit_columns.h``: the members share their children's values), that buffer is read as
-    it is, an epoch not valid where no member with one is (a legacy value); else
-    :func:`~codegen.dumps.views.commit_rows.commit_numbers`. (A ``np.where`` and a cast to
-    int64 of every row's epoch took some 36 ms of lag's CPU at 16 M records.) No rows: four
-    empty columns (an empty struct's children may have no buffers to read)."""
-    value = single_array(decoded.column("decodedValue"))
-    n = len(value)
-    if not n:
-        return _no_numbers()
-    # each member with its validity, read once (a struct's buffers() lists all its children's)
-    members = [value.field(m) for m in range(value.type.num_fields)]
-    validities = [(m, m.buffers()[0]) for m in members]
-    offsets = _in_place(validities, n, "offset", np.int64)
-    stamps = _in_place(validities, n, "commitTimestamp", np.int64)
-    leader_epochs = _in_place(validities, n, "leaderEpoch", np.int32)
-    if offsets is None or stamps is None or leader_epochs is None:
-        return _reference_numbers(decoded)
-    (committed, _), (times, _), (epochs, having) = offsets, stamps, leader_epochs
-    if len(having) < len(members) and all(m.null_count for m, _ in having):
-        # valid where a member with an epoch is: the first's bits, the others' or-ed in
-        valid = bits(having[0][1], having[0][0].offset, n)
-        for m, validity in having[1:]:
-            valid = valid | bits(validity, m.offset, n)
-    else:  # every member has an epoch, or one with one is valid on every row
-        valid = np.ones(n, np.uint8)
-    return committed, times, epochs, valid
-
-
-Validities = list[tuple[pa.Array, pa.Buffer | None]]
-"""The value struct's members, each with its validity buffer."""
-
-
-_Int = TypeVar("_Int", np.int64, np.int32)
-
-
-def _in_place(
-    members: Validities, n: int, name: str, dtype: type[_Int]
-) -> tuple[npt.NDArray[_Int], Validities] | None:
-    """Field ``name`` (of ``dtype``'s Arrow type) of the ``n`` rows of the value struct's
-    members that have it, read from the one buffer they share, and those members; None where
-    they do not share one, or where one's field is null where its member is not (a validity of
-    its own)."""
-    typ = pa.from_numpy_dtype(dtype)
-    having: Validities = []
-    shared = None
-    for m, validity in members:
-        at = m.type.get_field_index(name)
-        if at < 0:
-            continue
-        column = m.field(at)
-        if column.type != typ:
-            return None
-        own, data = column.buffers()  # a fixed-width field's: validity, values
-        if shared is None:
-            shared = column
-        elif (data.address, column.offset) != (shared.buffers()[1].address, shared.offset):
-            return None
-        if own is not None and (
-            validity is None or (own.address, column.offset) != (validity.address, m.offset)
-        ):
-            return None
-        having.append((m, validity))
-    if shared is None:
-        return None
-    size = np.dtype(dtype).itemsize
-    return np.frombuffer(shared.buffers()[1], dtype, n, shared.offset * size), having
-
-
-def _no_numbers() -> EffectNumbers:
-    """:data:`EffectNumbers` of no rows."""
-    return (
-        np.empty(0, np.int64),
-        np.empty(0, np.int64),
-        np.empty(0, np.int32),
-        np.empty(0, np.uint8),
-    )
-
-
-def _reference_numbers(decoded: pa.Table) -> EffectNumbers:
-    """:func:`~codegen.dumps.views.commit_rows.commit_numbers` as history mode takes them."""
-    committed, times, epochs = commit_numbers(decoded)
-    return committed, times, epochs.astype(np.int32), np.ones(len(epochs), np.uint8)
-
-
 class KeyedHistory(FrozenSlotted):
     """Every commit of one log partition that took effect, by key (:meth:`RecordHistory.keyed`):
     the commits of ``keys[k]`` (a key number) are rows ``bounds[k]:bounds[k + 1]`` of the
@@ -566,18 +476,25 @@ class KeyedHistory(FrozenSlotted):
 
 
 class RecordHistory:
-    """The commits and tombstones of one log partition that took effect, from its decoded
-    ``__consumer_offsets`` rows (as :class:`RecordEffects` takes them) added in log order: the
-    history of :func:`codegen.dumps.views.offsets.history`, by key (:meth:`keyed`); ``package``:
-    the rows' specs (the engine checks the commits in its pass where it reads them, and a key's
-    first rows are decoded again with them)."""
+    """The commits and tombstones of one log partition that took effect, from its
+    ``__consumer_offsets`` rows (the engine's columns, decoded or not) added in log order, each
+    commit checked and its numbers read from its value in the engine's pass
+    (:func:`_add_checked`): the history of :func:`codegen.dumps.views.offsets.history`, by key
+    (:meth:`keyed`). Made only where the engine checks ``package``'s commits
+    (:func:`engine_history`; else the pure backend's
+    :class:`~codegen.dumps.views.offsets.CommitHistory`); a key's first rows are decoded again
+    with ``package``."""
 
     def __init__(self, segment_bytes: int = 0, package: str = SHIPPED) -> None:
         """``segment_bytes``: the bytes of the partition's segments where known (0 if not),
         which with the first rows' sizes tell how many rows to make room for
         (:meth:`_reserve`)."""
+        if not engine_history(package):
+            raise RuntimeError(
+                f"RecordHistory: the engine does not check {package}'s offset commits in its "
+                "pass (read them with CommitHistory)"
+            )
         self._effects = _engine_type()(history=True)
-        self._checks = engine_checks(package)
         self._rows = 0
         self._segment_bytes = segment_bytes
         self._package = package
@@ -585,22 +502,14 @@ class RecordHistory:
         """(group, topic, partition) by key number, decoded once per key."""
 
     def add(self, rows: pa.Table | pa.RecordBatch) -> None:
-        """Add rows of the engine's columns (decoded or not): where the engine checks the
-        shipped commits (:func:`~codegen.dumps.views.commit_columns.engine_checks`), as they
-        are, each commit checked and its numbers read from its value in the engine's pass
-        (:func:`_add_checked`); else decoded first
-        (:func:`~codegen.dumps.views.commits.decode_commit_numbers`, where they are not)."""
+        """Add rows of the engine's columns (decoded or not: the engine reads their key and
+        value bytes)."""
         n = rows.num_rows
         if not n:
             return
         if not self._rows and self._segment_bytes:
             self._reserve(rows)
-        if self._checks:
-            _add_checked(self._effects, rows)
-        else:
-            if rows.schema.get_field_index("decodedValue") < 0:
-                rows, _ = decode_commit_numbers(rows, self._package)
-            _add_records(self._effects, rows, *_effect_numbers(rows))
+        _add_checked(self._effects, rows)
         first = np.frombuffer(self._effects.key_rows(len(self.keys)), np.int64) - self._rows
         if len(first):
             self.keys += commit_keys(_decoded_keys(rows, arrow_array(first), self._package))
@@ -634,8 +543,7 @@ class RecordHistory:
 
 def _decoded_keys(decoded: pa.Table | pa.RecordBatch, rows: pa.Array, package: str) -> pa.Array:
     """``decodedKey`` of ``rows``, decoded again by ``package`` from their key bytes where the
-    rows came without it (not decoded, or
-    :func:`~codegen.dumps.views.commits.decode_commit_numbers`'): a key's first rows, few."""
+    rows came without it (not decoded): a key's first rows, few."""
     if decoded.schema.get_field_index("decodedKey") >= 0:
         return single_array(decoded.column("decodedKey")).take(rows)
     again, _ = decode_commits(decoded.select(["key", "value", "isControl"]).take(rows), package)
