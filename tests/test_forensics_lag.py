@@ -911,6 +911,27 @@ def test_lag_walks_every_partition_but_the_first_for_now(monkeypatch: pytest.Mon
     assert sorted(walked) == (offsets[1:] if native_columns_enabled() else offsets)
 
 
+def test_lag_frees_the_kept_history_after_its_last_partition(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """lag has the engine free the history columns it keeps for the next partition's
+    (effects.release_history) once, after the last partition's commits are read (before that
+    partition's groups are made), not for the rest of the process."""
+    calls: list[str] = []
+    read = lag_module._read_commits
+
+    def noted_read(*args: Any, **kwargs: Any) -> KeyedCommits:
+        calls.append("read")
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(lag_module, "_read_commits", noted_read)
+    monkeypatch.setattr(lag_module.effects, "release_history", lambda: calls.append("release"))
+    chunks = lag_module.lag_chunks(REAL)
+    assert next(chunks) and calls == ["read"]
+    rest = list(chunks)
+    assert rest and calls == ["read", "read", "release"]
+
+
 def test_lag_reads_each_segment_from_its_map(monkeypatch: pytest.MonkeyPatch) -> None:
     """lag reads a local partition's segments where they lie, from read-only maps (not
     copied into memory by a read of the file), with what the read of the files gives."""

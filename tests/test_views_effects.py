@@ -666,25 +666,28 @@ print("after a history was freed: no room made")
     assert done.stdout.split("\n")[:2] == ["refused", "after a history was freed: no room made"]
 
 
+def _plain_history(n: int, first: int) -> Any:
+    """A history of n plain commits of 7 keys at record offsets first on (commit times three
+    times their offsets)."""
+    from codegen.native import _records
+
+    h = _records.CommitEffects(history=True)
+    key = pa.array([_key(False, "g", "t", k % 7) for k in range(n)], pa.binary())
+    value = pa.array([b"v"] * n, pa.binary())
+    offsets = np.arange(first, first + n, dtype=np.int64)
+    h.add_records(
+        *_buffers(key), *_buffers(value), np.full(n, DECODED, np.uint8),
+        np.zeros(n, np.int64), offsets, np.zeros(n, np.int64), offsets * 2, offsets * 3,
+        np.zeros(n, np.int32), np.ones(n, np.uint8),
+    )  # fmt: skip
+    return h
+
+
 def test_history_after_a_freed_one_holds_its_own_rows_only() -> None:
     """A history made after one was freed takes the freed one's columns (effect_history.h
     history_spare: their pages written already): it holds its own rows alone, fewer or more
     than the freed one's capacity, and a history made while another lives has columns of its
     own (writing one leaves the other's rows as they were)."""
-    from codegen.native import _records
-
-    def history(n: int, first: int) -> Any:
-        """A history of n plain commits of 7 keys at record offsets first on."""
-        h = _records.CommitEffects(history=True)
-        key = pa.array([_key(False, "g", "t", k % 7) for k in range(n)], pa.binary())
-        value = pa.array([b"v"] * n, pa.binary())
-        offsets = np.arange(first, first + n, dtype=np.int64)
-        h.add_records(
-            *_buffers(key), *_buffers(value), np.full(n, DECODED, np.uint8),
-            np.zeros(n, np.int64), offsets, np.zeros(n, np.int64), offsets * 2, offsets * 3,
-            np.zeros(n, np.int32), np.ones(n, np.uint8),
-        )  # fmt: skip
-        return h
 
     def rows(h: Any) -> list[int]:
         return np.frombuffer(h.effect_rows(), np.int64).tolist()
@@ -693,18 +696,47 @@ def test_history_after_a_freed_one_holds_its_own_rows_only() -> None:
         out = h.keyed(np.arange(len(np.frombuffer(h.key_rows(0), np.int64)), dtype=np.int64))
         return sorted(np.frombuffer(out[3], np.int64).tolist())
 
-    longer = history(5_000, 0)
+    longer = _plain_history(5_000, 0)
     del longer  # its columns kept for the next history
-    shorter = history(300, 10_000)
+    shorter = _plain_history(300, 10_000)
     assert rows(shorter) == list(range(10_000, 10_300))
     assert keyed_times(shorter) == [3 * r for r in range(10_000, 10_300)]
-    alongside = history(9_000, 50_000)  # shorter lives: columns of its own
+    alongside = _plain_history(9_000, 50_000)  # shorter lives: columns of its own
     assert rows(shorter) == list(range(10_000, 10_300))
     assert rows(alongside) == list(range(50_000, 59_000))
     del shorter, alongside
-    grown = history(20_000, 100_000)  # past the kept columns' capacity: grown from them
+    grown = _plain_history(20_000, 100_000)  # past the kept columns' capacity: grown from them
     assert rows(grown) == list(range(100_000, 120_000))
     assert keyed_times(grown) == [3 * r for r in range(100_000, 120_000)]
+
+
+def test_history_release_frees_the_columns_kept() -> None:
+    """history_release() frees the columns kept of the last history freed (history_spare), and
+    only those: a freed history's columns stay allocated until it is called (traced by
+    tracemalloc: PyMem); a history made after it holds its own rows."""
+    import tracemalloc
+
+    from codegen.native import _records
+
+    n = 50_000
+    tracemalloc.start()
+    try:
+        _records.history_release()  # what an earlier test kept (not traced) freed first
+        h = _plain_history(n, 0)
+        held = tracemalloc.get_traced_memory()[0]
+        del h  # its columns kept for the next history
+        kept = tracemalloc.get_traced_memory()[0]
+        _records.history_release()
+        released = tracemalloc.get_traced_memory()[0]
+        _records.history_release()  # nothing kept: nothing to do
+        assert tracemalloc.get_traced_memory()[0] == released
+    finally:
+        tracemalloc.stop()
+    columns = n * (4 + 8 + 8 + 8 + 4)  # key, row, committed, commit time, epoch
+    assert kept >= columns and held - kept < columns  # the other buffers only
+    assert kept - released >= columns
+    after = _plain_history(300, 7)
+    assert np.frombuffer(after.effect_rows(), np.int64).tolist() == list(range(7, 307))
 
 
 def test_history_of_keys_in_their_entries_or_apart(tmp_path: Path) -> None:

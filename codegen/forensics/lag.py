@@ -776,10 +776,12 @@ def _chunks(
     shares = {} if read_gives_now else _share_lags(states, group, ends, now)
     found = False
     steps = LogEndIndex()  # the data partitions' log ends indexed once, for every partition
-    for _, files in partitions:
+    for i, (_, files) in enumerate(partitions):
         with gc_paused():  # a partition's reports: many small objects, no cycles
             newest: list[int | None] = []
             kc = _selected(_read_commits(files, as_of, errors, newest), group)
+            if i == len(partitions) - 1:  # no history follows: the columns kept for one freed
+                effects.release_history()
             if read_gives_now:
                 now = max(now, _newest_read(files, newest))
                 shares = _share_lags(states, group, ends, now)

@@ -46,7 +46,8 @@ static size_t history_cap_hint;
    the last's, whose pages are then written already. Freed to the heap, the blocks were taken
    in part by the allocations between two histories, and the next history faulted fresh pages
    in (lag at 16 M records, alternate runs: page faults 70.3-70.9 k -> 66.7-67.3 k, peak
-   memory 238-241 -> 224 MB). Reached with the GIL held only. */
+   memory 238-241 -> 224 MB). Freed when no history follows (history_release: lag after its
+   last partition's), not held for the rest of the process. Reached with the GIL held only. */
 static EffectHistory history_spare;
 
 /* Room for `need` rows: the columns kept (history_spare) where this history has none yet and
@@ -100,6 +101,15 @@ static HOT_INLINE int history_note(EffectHistory *h, int64_t key, int64_t row,
     return 0;
 }
 
+static void history_columns_free(EffectHistory *h) {
+    PyMem_Free(h->keys);
+    PyMem_Free(h->rows);
+    PyMem_Free(h->committed);
+    PyMem_Free(h->commit_times);
+    PyMem_Free(h->epochs);
+    *h = (EffectHistory){0};
+}
+
 /* h's columns kept for the next history where none are kept already, else freed. */
 static void history_free(EffectHistory *h) {
     if (h->cap) history_cap_hint = h->cap;
@@ -109,12 +119,17 @@ static void history_free(EffectHistory *h) {
         *h = (EffectHistory){0};
         return;
     }
-    PyMem_Free(h->keys);
-    PyMem_Free(h->rows);
-    PyMem_Free(h->committed);
-    PyMem_Free(h->commit_times);
-    PyMem_Free(h->epochs);
-    *h = (EffectHistory){0};
+    history_columns_free(h);
+}
+
+/* history_release() -> None: the columns kept of the last history freed (history_spare),
+   freed: the caller's last history is done. A history made after starts from the capacity
+   the last reached (history_cap_hint), as before. */
+static PyObject *history_release(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    history_columns_free(&history_spare);
+    Py_RETURN_NONE;
 }
 
 #if defined(__linux__) && defined(MADV_HUGEPAGE)

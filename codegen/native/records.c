@@ -22,7 +22,8 @@
  * - offsets_valid (row_offsets.h): a binary column's row offsets lie in its data;
  * - row_flags (row_flags.h): those flags, from the flag columns' bitmaps;
  * - EffectHistory (effect_history.h): CommitEffects' history mode's rows that took effect, a
- *   column each, and their scatter by key;
+ *   column each, and their scatter by key; history_release, the columns kept for the next
+ *   history freed;
  * - CommitEffects (commit_effects.h): the committed offsets of a log partition, in one pass;
  * - LiveKeys (live_keys.h): the live records of a coordinator log partition, in one pass;
  * - record_kinds (record_kinds.h): a chunk's kinds of record (key type, value version), counted;
@@ -145,6 +146,9 @@ static PyMethodDef records_functions[] = {
      "key_order(keys) -> bytes | None: int64 indices of keys (a list of (group, topic, "
      "partition)) in the order of sorted(keys); None where a key is of another shape (see "
      "key_order.h)."},
+    {"history_release", history_release, METH_NOARGS,
+     "history_release() -> None: free the columns kept of the last CommitEffects history freed "
+     "for the next one's (no history follows; see effect_history.h)."},
     {"slot_objects", (PyCFunction)(void (*)(void))slot_objects, METH_FASTCALL,
      "slot_objects(cls, names, columns) -> list: objects of a slots class, the i-th with slot "
      "names[j] set to columns[j][i], no __init__ run (see slot_objects.h)."},

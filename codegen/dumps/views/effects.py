@@ -73,6 +73,7 @@ __all__ = [
     "int64_numbers",
     "kinds_of",
     "native_enabled",
+    "release_history",
     "row_flags",
 ]
 
@@ -109,6 +110,15 @@ def engine_function(name: str) -> Any:
 def native_enabled() -> bool:
     """Whether the engine is built and the backend asked for is not ``pure``."""
     return backends.requested() != backends.PURE and _engine_type() is not None
+
+
+def release_history() -> None:
+    """Free the columns the engine keeps of the last :class:`RecordHistory` freed for the next
+    one (``effect_history.h`` history_spare): no history follows (lag, after its last log
+    partition's)."""
+    release = engine_function("history_release")
+    if release is not None:
+        release()
 
 
 def engine_history(package: str = SHIPPED) -> bool:
