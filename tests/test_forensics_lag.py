@@ -1832,3 +1832,48 @@ def test_worst_of_runs_is_group_status_per_run(seed: int) -> None:
     assert burrow_group_status(["OK", "other"]) == "OK"
     assert burrow_group_status([None, "WARN", "STALL"]) == "ERR"
     assert burrow_group_status([None]) is None and burrow_group_status([]) is None
+
+
+def test_refused_and_newer_commits_are_read_as_groups_reads_them(tmp_path: Path) -> None:
+    """A commit refused (a value too short for its version) takes no effect and one of a value
+    version newer than the specs does, read as version 4: lag gives the same lines on both
+    backends (the engine's check in its pass, the pure backend's decode) and exits 0 with
+    nothing on stderr, as groups does, whose committed offsets are lag's partitions. Neither
+    reports them (``dump --compacted`` does: an error line and the count of newer records)."""
+    from codegen.dumps.views import effects
+    from codegen.forensics.groups_command import groups_command
+    from codegen.runtime.backends import use_backend
+    from tests.commit_rows_data import commit_key, commit_value
+
+    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    path.parent.mkdir()
+    rows = [
+        (commit_key(1, "g", "t", 0), commit_value(3, offset=10)),
+        (commit_key(1, "g", "t", 1), b"\x00\x03\x00"),  # refused: no room for its offset
+        (commit_key(1, "g", "t", 2), commit_value(5, offset=30)),  # newer than the specs
+        (commit_key(1, "g", "t", 0), commit_value(3, offset=40)),
+    ]
+    with SegmentWriter(path) as w:
+        for n, row in enumerate(rows):
+            w.write_batch([row], timestamp=T0 + n, producer_id=-1, producer_epoch=-1)
+    answers = []
+    for backend in ("native", "pure"):
+        use_backend(backend)
+        try:
+            assert effects.engine_history() is (backend == "native" and effects.native_enabled())
+            lag = CliRunner().invoke(lag_command, [str(tmp_path), "--format", "jsonl"])
+            groups = CliRunner().invoke(groups_command, [str(tmp_path), "--format", "jsonl"])
+        finally:
+            use_backend(None)
+        for result in (lag, groups):
+            assert (result.exit_code, result.stderr) == (0, ""), result.output
+        answers.append((lag.stdout, groups.stdout))
+    assert answers[0] == answers[1]
+    (line,) = answers[0][0].splitlines()
+    partitions = json.loads(line)["partitions"]
+    assert [(p["partition"], [c["offset"] for c in p["commits"]]) for p in partitions] == [
+        (0, [10, 40]),
+        (2, [30]),
+    ]
+    (group,) = answers[0][1].splitlines()
+    assert json.loads(group)["committedOffsets"] == len(partitions)
