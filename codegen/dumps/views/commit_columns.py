@@ -145,21 +145,6 @@ def _union(
     return pa.Array.from_buffers(typ, n, [pa.py_buffer(validity)], children=columns)
 
 
-def _decoded_value(
-    out: tuple[Any, ...], n: int, package: str, fields: Mapping[str, tuple[bytes | None, ...]]
-) -> pa.StructArray:
-    """``decodedValue`` of ``commit_columns``' tuple ``out`` (its members' validities at
-    13:16) with ``fields`` (:func:`_union`)."""
-    value_valid, value0, value1 = out[13:16]
-    return _union(
-        union_type(_FAMILY, "coordinator-value", package, COMMIT_NAMES),
-        n,
-        value_valid,
-        {"LegacyOffsetCommitValue": value0, "OffsetCommitValue": value1},
-        fields,
-    )
-
-
 def native_commit_columns(
     key: pa.Array | pa.ChunkedArray,
     value: pa.Array | pa.ChunkedArray,
@@ -176,7 +161,7 @@ def native_commit_columns(
     n = len(keys)
     (type_valid, rtype, name_valid, name_offsets, name_data) = out[0:5]
     (key_valid, key0, key1, group_offsets, group_data, topic_offsets, topic_data) = out[5:12]
-    partition = out[12]  # the value's members' validities, 13:16, read by _decoded_value
+    (partition, value_valid, value0, value1) = out[12:16]
     (offset, epoch, meta_offsets, meta_data, commit_ts, expire_ts) = out[16:22]
     (version_valid, version) = out[22:24]
     key = {
@@ -201,7 +186,13 @@ def native_commit_columns(
             {"LegacyOffsetCommitKey": key0, "OffsetCommitKey": key1},
             key,
         ),
-        "decodedValue": _decoded_value(out, n, package, value),
+        "decodedValue": _union(
+            union_type(_FAMILY, "coordinator-value", package, COMMIT_NAMES),
+            n,
+            value_valid,
+            {"LegacyOffsetCommitValue": value0, "OffsetCommitValue": value1},
+            value,
+        ),
         "valueVersion": _array(pa.int16(), n, version_valid, version),
     }
     return _with_flags(columns, called, package)
