@@ -179,6 +179,7 @@ def assert_checked_in_the_pass(
         newer = flags(decoded.column("isNewerVersion"))
         assert checked.newer == int(np.count_nonzero(newer & applied))
         assert checked.refused == sorted(r for r in errors if commit[r])
+        _assert_left(rows, checked, read & ~applied)
         if history:
             # a COMMIT marker of the transactional rows' producer: they take effect too
             marker = _record_rows(
@@ -200,3 +201,28 @@ def _history_numbers(decoded: pa.Table) -> tuple[np.ndarray, ...]:
     validity (every one valid: the -1 is the reference's)."""
     committed, times, epochs = commit_numbers(decoded)
     return committed, times, epochs.astype(np.int32), np.ones(len(epochs), np.uint8)
+
+
+def _assert_left(rows: pa.Table, checked: effects.CheckedRows, left: np.ndarray) -> None:
+    """The pass's records of the rows it left (``left``: read, not offset commits applied) hold
+    what the columns hold of them."""
+    at = np.nonzero(left)[0]
+    records = checked.left
+    assert records.dtype == effects.LEFT_ROW
+    assert records["row"].tolist() == at.tolist()
+    assert records["kind"].tolist() == checked.kinds[at].tolist()
+    assert records["refused"].tolist() == [r in checked.refused for r in at.tolist()]
+    for field, column in (("control", "isControl"), ("transactional", "isTransactional")):
+        assert records[field].tolist() == flags(rows.column(column))[at].tolist(), field
+    for field, column, null in (("producer", "producerId", -1), ("offset", "offset", -1)):
+        numbers = effects.int64_numbers(rows.column(column), null)
+        assert records[field].tolist() == numbers[at].tolist(), field
+    timestamps = effects.int64_numbers(rows.column("timestamp"), 0)
+    assert records["timestamp"].tolist() == timestamps[at].tolist()
+    for name in ("key", "value"):
+        offsets, _ = effects.binary_buffers(rows.column(name))
+        starts, sizes = offsets[at], offsets[at + 1] - offsets[at]
+        if name == "value":  # -1 for a null value
+            sizes = np.where(flags(rows.column(name).is_valid())[at], sizes, -1)
+        assert records[f"{name}_start"].tolist() == starts.tolist(), name
+        assert records[f"{name}_size"].tolist() == sizes.tolist(), name

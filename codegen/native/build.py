@@ -39,8 +39,8 @@ printer (each includes ``shared.h``, next to them; ``records.c`` includes its pa
 ``record_loop.h``, ``record_columns.h``, ``batch_columns.h``, ``header_ends.h``,
 ``newest_batches.h``, ``key_store.h``, ``superseded_commits.h``, ``utf8_strict.h``,
 ``commit_check.h``, ``commit_kinds.h``, ``row_offsets.h``, ``row_flags.h``, ``effect_history.h``,
-``commit_effects.h``, ``live_keys.h``, ``record_kinds.h``, ``step_index.h``, ``log_end_lags.h``,
-``burrow_windows.h``, ``key_order.h``, ``slot_objects.h``)."""
+``rows_left.h``, ``commit_effects.h``, ``live_keys.h``, ``record_kinds.h``, ``step_index.h``,
+``log_end_lags.h``, ``burrow_windows.h``, ``key_order.h``, ``slot_objects.h``)."""
 SOURCE = MODULES["_engine"]
 EXTRA_FLAGS = "SPECGEN_NATIVE_CFLAGS"
 """Environment variable: compiler flags added after the default ones (e.g. sanitizers)."""

@@ -559,11 +559,23 @@ typedef struct {
 } PassColumns;
 
 /* What add_checked's pass found of the commits it checked: the rows refused (in order; room for
-   every row) and how many of those it accepted were newer than the specs. */
+   every row), how many of those it accepted were newer than the specs, and the rows left for
+   Python (rows_left.h; no_room: one did not fit, MemoryError set). */
 typedef struct {
     int32_t *refused;
     Py_ssize_t refused_len, newer;
+    RowsLeft left;
+    int no_room;
 } PassChecks;
+
+/* Row j (kind, refused) to the rows left for Python (add_checked); out->no_room if it did
+   not fit (the pass goes on and fails at its end). */
+static inline void pass_left(const PassColumns *c, Py_ssize_t j, uint8_t kind, int refused,
+                             PassChecks *out) {
+    if (rows_left_add(&out->left, j, kind, refused, c->koff, c->voff, c->flag, c->producer,
+                      c->offset, c->time) < 0)
+        out->no_room = 1;
+}
 
 /* Row j looked at ahead of its turn: its kind into kind[j] (commit_kinds.h), and for kinds 1
    to 4 its key's size after the type (*size; an offset commit key's bytes up to its partition)
@@ -571,14 +583,18 @@ typedef struct {
    (add_checked, a constant): a commit (kinds 1 to 4) is checked here, where its key's bytes are
    read (commit_check.h; a tombstone by its flag): a refused one is kind 0 and listed in out, an
    accepted one's committed offset, commit time and epoch go to *d (a tombstone's are 0, 0 and
-   -1, as add_records is given them). */
+   -1, as add_records is given them); the rows of other kinds and the refused ones go to
+   out->left (rows_left.h). */
 static HOT_INLINE uint64_t effects_look(const PassColumns *c, uint8_t *kind, Py_ssize_t j,
                                         int32_t *size, const int check, Decoded *d,
                                         PassChecks *out) {
     const uint8_t *k = c->kdata + c->koff[j];
     int32_t bytes = c->koff[j + 1] - c->koff[j]; /* 2 or more for kinds 1 to 4 */
     uint8_t kj = kind[j] = commit_kind(k, bytes, c->flag[j]);
-    if (kj < 1 || kj > 4) return 0;
+    if (kj < 1 || kj > 4) {
+        if (check) pass_left(c, j, kj, 0, out);
+        return 0;
+    }
     if (check) {
         CommitChecked cc;
         int32_t vs = c->voff[j];
@@ -587,6 +603,7 @@ static HOT_INLINE uint64_t effects_look(const PassColumns *c, uint8_t *kind, Py_
         if (UNLIKELY(rc < 0)) {
             kind[j] = 0;
             out->refused[out->refused_len++] = (int32_t)j;
+            pass_left(c, j, 0, 1, out);
             return 0;
         }
         out->newer += cc.newer;
@@ -670,7 +687,7 @@ static HOT_INLINE int effects_pass(EffectsObject *e, const PassColumns *c, Py_ss
         }
         if (effects_row(e, ki, key, c->producer[i], r, d, value) < 0) return -1;
     }
-    return 0;
+    return check && out->no_room ? -1 : 0;
 }
 
 /* The eight columns add_records and add_checked both take first (b's first eight views) into
@@ -755,15 +772,16 @@ done:
 }
 
 /* add_checked(key_offsets, key_data, value_offsets, value_data, flags, producers, offsets,
-   timestamps) -> (kinds, newer, refused): add_records' rows as the engine's record columns give
+   timestamps) -> (kinds, newer, refused, left): add_records' rows as the engine's record columns give
    them, each offset commit checked in the pass as it is read (commit_check.h, the check
    commit_columns decodes with), where add_records takes rows decoded before: flags as
    add_records' but TOMBSTONE where the value is null and DECODED saying only that the row was
    read; a commit refused is kind 0, as one that did not decode. In history mode each commit's
    committed offset, commit time and leader epoch are read from its value as it is checked.
    Returns each row's kind (as add_records), how many commits of kinds 1 to 4 were of a value
-   version newer than the specs, and the rows refused (ascending; commits of kinds 1 to 4 but
-   for the check). */
+   version newer than the specs, the rows refused (ascending; commits of kinds 1 to 4 but
+   for the check), and the rows left for Python: those read of kinds 0, 5 and 6, the refused
+   among them, in order (bytes of rows_left.h's records). */
 static PyObject *Effects_add_checked(EffectsObject *e, PyObject *const *args,
                                      Py_ssize_t nargs) {
     if (!arity_ok(nargs, 8,
@@ -773,8 +791,8 @@ static PyObject *Effects_add_checked(EffectsObject *e, PyObject *const *args,
     if (effects_mode(e, 1) < 0) return NULL;
     BufferSet b = {.count = 0};
     if (buffers_get(&b, args, 8) < 0) return NULL;
-    PyObject *result = NULL, *kinds = NULL, *refused = NULL;
-    PassChecks out = {NULL, 0, 0};
+    PyObject *result = NULL, *kinds = NULL, *refused = NULL, *left = NULL;
+    PassChecks out = {.refused = NULL};
     Py_ssize_t n;
     PassColumns c;
     if (pass_columns(&b, &n, &c) < 0) goto done;
@@ -798,11 +816,16 @@ static PyObject *Effects_add_checked(EffectsObject *e, PyObject *const *args,
         if (!row) goto done;
         PyList_SET_ITEM(refused, r, row);
     }
-    result = Py_BuildValue("(OnO)", kinds, out.newer, refused);
+    left = PyBytes_FromStringAndSize((const char *)out.left.rows,
+                                     (Py_ssize_t)(out.left.len * sizeof(RowLeft)));
+    if (!left) goto done;
+    result = Py_BuildValue("(OnOO)", kinds, out.newer, refused, left);
 done:
     Py_XDECREF(kinds);
     Py_XDECREF(refused);
+    Py_XDECREF(left);
     PyMem_Free(out.refused);
+    PyMem_Free(out.left.rows);
     buffers_release(&b);
     return result;
 }
@@ -1301,8 +1324,8 @@ static PyMethodDef Effects_methods[] = {
      "offsets, timestamps) -> kinds: rows of the engine's columns, in log order."},
     {"add_checked", (PyCFunction)(void (*)(void))Effects_add_checked, METH_FASTCALL,
      "add_checked(key_offsets, key_data, value_offsets, value_data, flags, producers, "
-     "offsets, timestamps) -> (kinds, newer, refused): rows of the engine's columns, in log "
-     "order, each offset commit checked as it is read."},
+     "offsets, timestamps) -> (kinds, newer, refused, left): rows of the engine's columns, in "
+     "log order, each offset commit checked as it is read."},
     {"add_commit_rows", (PyCFunction)(void (*)(void))Effects_add_commit_rows, METH_FASTCALL,
      "add_commit_rows(group_offsets, group_data, topic_offsets, topic_data, partitions, "
      "kinds, producers): commit rows in log order, by their decoded key."},

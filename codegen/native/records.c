@@ -24,6 +24,8 @@
  * - EffectHistory (effect_history.h): CommitEffects' history mode's rows that took effect, a
  *   column each, and their scatter by key; history_release, the columns kept for the next
  *   history freed;
+ * - RowsLeft (rows_left.h): the rows CommitEffects' checked pass leaves for Python, with what
+ *   Python reads of them;
  * - CommitEffects (commit_effects.h): the committed offsets of a log partition, in one pass;
  * - LiveKeys (live_keys.h): the live records of a coordinator log partition, in one pass;
  * - record_kinds (record_kinds.h): a chunk's kinds of record (key type, value version), counted;
@@ -59,6 +61,7 @@
 #include "row_offsets.h"
 #include "row_flags.h"
 #include "effect_history.h"
+#include "rows_left.h"
 #include "commit_effects.h"
 #include "live_keys.h"
 #include "record_kinds.h"

@@ -26,6 +26,7 @@ from codegen.dumps.decoded import ERROR, UNKNOWN, DecodedRecord, control_record
 from codegen.dumps.model import SegmentError
 from codegen.dumps.storage import StoragePath
 from codegen.dumps.views import commits
+from codegen.dumps.views.commit_rows import single_array
 from codegen.dumps.views.commits import commit_keys
 from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compacted import CompactedView
@@ -36,6 +37,7 @@ from codegen.dumps.views.effects import (
     COMMIT_MARKER,
     PLAIN_COMMIT,
     TRANSACTIONAL_TOMBSTONE,
+    binary_buffers,
 )
 from codegen.slotted import Slotted, field
 
@@ -144,47 +146,101 @@ def apply_chunk(
     readable = None if error.null_count == n else flags(error.is_null())
     positions = rb.column("batchPosition").to_numpy(zero_copy_only=False)
     chunk = FileChunk(positions, readable)
-    kinds: npt.NDArray[np.uint8] | None
-    failed = None
     checked = offsets.add_checked(rb, decoder.package)
     if checked is not None:  # each commit checked in the engine's pass
-        kinds = checked.kinds
-        left = (kinds < PLAIN_COMMIT) | (kinds > TRANSACTIONAL_TOMBSTONE)
-        if checked.refused:
-            failed = np.zeros(n, np.bool_)
-            failed[checked.refused] = True
         chunk.newer_commits = checked.newer
+        left = _left_by_the_pass(rb, checked.left)
     else:
-        kinds, left, failed = _decoded_and_added(rb, readable, offsets, decoder, chunk)
+        left = _decoded_and_added(rb, readable, offsets, decoder, chunk)
     # Everything else (few records), and the offset commits that did not decode (counted,
     # nothing to apply), in file order.
-    others = np.nonzero(left if readable is None else readable & left)[0]
-    if not len(others):
+    if left is None:
         return chunk
-    controls = flags_at(rb.column("isControl"), others)
-    transactional = flags_at(rb.column("isTransactional"), others)
-    # read once for the marker test and the decode
-    keys, values = _binary_rows(rb.column("key"), others), _binary_rows(rb.column("value"), others)
-    if kinds is not None:
-        busy = ~_idle_markers(rb, kinds, others, controls, transactional, keys, values, view)
-        others, controls, transactional = others[busy], controls[busy], transactional[busy]
-        keys, values = _slices_at(keys, busy), _slices_at(values, busy)
-    if len(others):
-        undecoded = None if failed is None else failed[others]
-        _apply_others(
-            rb,
-            others,
-            keys,
-            values,
-            undecoded,
-            controls,
-            transactional,
-            positions,
-            view,
-            decoder,
-            chunk,
-        )
+    if left.kinds is not None:
+        left = left.at(~_idle_markers(rb, left, left.kinds, view))
+    if len(left.rows):
+        _apply_others(rb, left, positions, view, decoder, chunk)
     return chunk
+
+
+class _RowsLeft(Slotted):
+    """The rows of a chunk left for the view (read, and not offset commits applied), with what
+    is read of them."""
+
+    rows: npt.NDArray[np.integer[Any]]
+    controls: npt.NDArray[np.bool_]
+    transactional: npt.NDArray[np.bool_]
+    keys: _Slices
+    values: _Slices
+    kinds: npt.NDArray[np.uint8] | None
+    """Their kinds (:data:`~codegen.dumps.views.effects.PLAIN_COMMIT`, ...); None without the
+    engine."""
+    failed: npt.NDArray[np.bool_] | None
+    """Which are offset commits that did not decode (None: none)."""
+    numbers: npt.NDArray[np.void] | None = None
+    """The engine pass's records of them (:data:`~codegen.dumps.views.effects.LEFT_ROW`), whose
+    producer ids, offsets and timestamps are read in place of the columns'."""
+
+    def at(self, keep: npt.NDArray[np.bool_]) -> _RowsLeft:
+        """The rows ``keep`` of these."""
+        return _RowsLeft(
+            self.rows[keep],
+            self.controls[keep],
+            self.transactional[keep],
+            _slices_at(self.keys, keep),
+            _slices_at(self.values, keep),
+            None if self.kinds is None else self.kinds[keep],
+            None if self.failed is None else self.failed[keep],
+            None if self.numbers is None else self.numbers[keep],
+        )
+
+    def int64s(self, rb: pa.RecordBatch, name: str, null: int) -> npt.NDArray[np.int64]:
+        """Their values of ``rb``'s int64 (or timestamp) column ``name``, ``null`` where null:
+        the engine's where it read them with that null (``producerId``: -1, ``offset``: -1,
+        ``timestamp``: 0)."""
+        column = rb.column(name)
+        if self.numbers is not None and (_PASS_NULLS[name] == null or not column.null_count):
+            return self.numbers[_PASS_FIELDS[name]]
+        return _int64_rows(column, self.rows, null)
+
+
+_PASS_FIELDS: Final = {"producerId": "producer", "offset": "offset", "timestamp": "timestamp"}
+"""The field of the engine's records (:data:`~codegen.dumps.views.effects.LEFT_ROW`) of each
+int64 column."""
+_PASS_NULLS: Final = {"producerId": -1, "offset": -1, "timestamp": 0}
+"""What the engine's pass reads a null of each int64 column as
+(:func:`~codegen.dumps.views.effects.int64_numbers`)."""
+
+
+def _left_by_the_pass(rb: pa.RecordBatch, left: npt.NDArray[np.void]) -> _RowsLeft | None:
+    """The rows the engine's pass left (``left``: its records of them, which it wrote as it read
+    each row, so that the chunk's columns, out of the caches after the pass, are not read
+    again); None: none."""
+    if not len(left):
+        return None
+    rows = left["row"]
+    key = rb.column("key")
+    key_valid = np.ones(len(left), np.bool_)
+    if key.null_count:
+        key_array = single_array(key)
+        key_valid = bits_at(key_array.buffers()[0], key_array.offset, rows).view(np.bool_)
+    value_sizes = left["value_size"]
+    return _RowsLeft(
+        rows,
+        left["control"],
+        left["transactional"],
+        (left["key_start"], left["key_size"], key_valid, _data(key)),
+        (left["value_start"], value_sizes, value_sizes >= 0, _data(rb.column("value"))),
+        left["kind"],
+        left["refused"] if left["refused"].any() else None,
+        left,
+    )
+
+
+def _data(column: pa.Array | pa.ChunkedArray) -> npt.NDArray[np.uint8]:
+    """A binary column's data, as the engine's pass read it (its rows' starts are in it)."""
+    data = binary_buffers(column)[1]
+    return np.frombuffer(data, np.uint8) if len(data) else np.zeros(0, np.uint8)
 
 
 def _decoded_and_added(
@@ -193,10 +249,9 @@ def _decoded_and_added(
     offsets: CommittedOffsets,
     decoder: CoordinatorDecoder,
     chunk: FileChunk,
-) -> tuple[npt.NDArray[np.uint8] | None, npt.NDArray[np.bool_], npt.NDArray[np.bool_] | None]:
+) -> _RowsLeft | None:
     """``rb``'s commits decoded, then added to ``offsets`` (where the engine does not check them
-    as it reads them): the engine's kinds (None without it), which rows are not applied offset
-    commits, and which are offset commits that did not decode (None: none)."""
+    as it reads them): the rows left (read, and not offset commits that decoded), None: none."""
     table, errors = offsets.decode(rb, decoder.package)
     kinds = offsets.add(table)
     failed = None
@@ -211,30 +266,37 @@ def _decoded_and_added(
     else:  # the engine's kinds: the offset commits that decoded
         left = (kinds < PLAIN_COMMIT) | (kinds > TRANSACTIONAL_TOMBSTONE)
     chunk.newer_commits = table.column("isNewerVersion"), left
-    return kinds, left, failed
+    others = np.nonzero(left if readable is None else readable & left)[0]
+    if not len(others):
+        return None
+    return _RowsLeft(
+        others,
+        flags_at(rb.column("isControl"), others),
+        flags_at(rb.column("isTransactional"), others),
+        _binary_rows(rb.column("key"), others),
+        _binary_rows(rb.column("value"), others),
+        None if kinds is None else kinds[others],
+        None if failed is None else failed[others],
+    )
 
 
 def _apply_others(
     rb: pa.RecordBatch,
-    rows: npt.NDArray[np.intp],
-    keys: _Slices,
-    values: _Slices,
-    failed: npt.NDArray[np.bool_] | None,
-    controls: npt.NDArray[np.bool_],
-    transactional: npt.NDArray[np.bool_],
+    left: _RowsLeft,
     positions: npt.NDArray[np.int64],
     view: CompactedView,
     decoder: CoordinatorDecoder,
     chunk: FileChunk,
 ) -> None:
-    """Decode ``rows`` of ``rb`` (``keys``, ``values``: their slices; data records in one call of
-    the decoder, control records as :func:`codegen.dumps.decoded.control_record` reads them), count
-    their errors, unknown and newer records in ``chunk``, and feed ``view`` those not ``failed``
-    (None: every one; ``controls``, ``transactional``: which are control records, of transactional
-    batches), in runs of rows with the same producer id and flags: what the view does with a record
-    depends on those alone (:meth:`CompactedView.add_records`)."""
-    timestamps = _int64_rows(rb.column("timestamp"), rows, 0) // 1000  # microseconds
-    offsets = _int64_rows(rb.column("offset"), rows, 0)
+    """Decode the rows ``left`` of ``rb`` (data records in one call of the decoder, control
+    records as :func:`codegen.dumps.decoded.control_record` reads them), count their errors,
+    unknown and newer records in ``chunk``, and feed ``view`` those not ``left.failed``, in runs of
+    rows with the same producer id and flags: what the view does with a record depends on those
+    alone (:meth:`CompactedView.add_records`)."""
+    rows, keys, values = left.rows, left.keys, left.values
+    controls, transactional, failed = left.controls, left.transactional, left.failed
+    timestamps = left.int64s(rb, "timestamp", 0) // 1000  # microseconds
+    offsets = left.int64s(rb, "offset", 0)
     any_control = bool(controls.any())
     if any_control:
         records: list[DecodedRecord] = []
@@ -314,32 +376,25 @@ def _decoded_rows(
 
 
 def _idle_markers(
-    rb: pa.RecordBatch,
-    kinds: npt.NDArray[np.uint8],
-    rows: npt.NDArray[np.intp],
-    controls: npt.NDArray[np.bool_],
-    transactional: npt.NDArray[np.bool_],
-    keys: _Slices,
-    values: _Slices,
-    view: CompactedView,
+    rb: pa.RecordBatch, left: _RowsLeft, kind: npt.NDArray[np.uint8], view: CompactedView
 ) -> npt.NDArray[np.bool_]:
-    """Which of ``rows`` (``controls``, ``transactional``: which are control records, of
-    transactional batches; ``keys``, ``values``: their slices) are end-transaction markers the view
-    does nothing with: their producer has no record waiting in the view (offset commits wait in the
-    engine) nor among ``rows``, and they decode without an error (a key version and a value version
-    of 0 or more, a value of 6 bytes or more, as :func:`codegen.dumps.decoded.control_record` reads
-    them). A transactional batch of offset commits ends with one: most of the rows left."""
-    kind = kinds[rows]
+    """Which of the rows ``left`` (``kind``: their kinds) are end-transaction markers the view does
+    nothing with: their producer has no record waiting in the view (offset commits wait in the
+    engine) nor among the rows left, and they decode without an error (a key version and a value
+    version of 0 or more, a value of 6 bytes or more, as
+    :func:`codegen.dumps.decoded.control_record` reads them). A transactional batch of offset
+    commits ends with one: most of the rows left."""
+    controls, transactional, values = left.controls, left.transactional, left.values
     marker: npt.NDArray[np.bool_] = (kind == ABORT_MARKER) | (kind == COMMIT_MARKER)
     if not marker.any():
         return marker
     pending_data = transactional & ~controls
     if view.pending or pending_data.any():  # else no producer waits: the ids are not read
-        producers = _int64_rows(rb.column("producerId"), rows, -1)
+        producers = left.int64s(rb, "producerId", -1)
         waiting = set(view.pending)
         waiting.update(producers[pending_data].tolist())
         marker &= ~np.isin(producers, list(waiting))
-    key_starts, _, _, key_data = keys
+    key_starts, _, _, key_data = left.keys
     key_version = key_data[key_starts[marker]]  # kinds 5 and 6 have keys of 4 bytes or more
     value_starts, value_sizes, valid, value_data = _slices_at(values, marker)
     sized = valid & (value_sizes >= 6)
@@ -350,7 +405,7 @@ def _idle_markers(
 
 
 def _int64_rows(
-    column: pa.Array | pa.ChunkedArray, at: npt.NDArray[np.intp], null: int
+    column: pa.Array | pa.ChunkedArray, at: npt.NDArray[np.integer[Any]], null: int
 ) -> npt.NDArray[np.int64]:
     """Rows ``at`` of a column of 64-bit numbers (int64, timestamps as their int64), ``null``
     where null: read in place when it has no null (a conversion of the whole column, or an
@@ -358,10 +413,13 @@ def _int64_rows(
     timestamps = pa.types.is_timestamp(column.type)
     in_place = column.type == pa.int64() or timestamps
     if in_place and isinstance(column, pa.Array) and not column.null_count:
-        return np.frombuffer(column.buffers()[1], np.int64, len(column), column.offset * 8)[at]
-    if timestamps:
-        column = column.cast(pa.int64())
-    return np.asarray(column.fill_null(null).to_numpy(), np.int64)[at]
+        numbers = np.frombuffer(column.buffers()[1], np.int64, len(column), column.offset * 8)
+    else:
+        if timestamps:
+            column = column.cast(pa.int64())
+        numbers = np.asarray(column.fill_null(null).to_numpy(), np.int64)
+    rows: npt.NDArray[np.int64] = numbers[at]
+    return rows
 
 
 _Slices: TypeAlias = tuple[

@@ -56,6 +56,7 @@ __all__ = [
     "ABORT_MARKER",
     "COMMIT_MARKER",
     "FLAG_COLUMNS",
+    "LEFT_ROW",
     "NOTHING",
     "PLAIN_COMMIT",
     "PLAIN_TOMBSTONE",
@@ -303,7 +304,7 @@ class RecordEffects:
         """Add the rows as the engine's columns give them, not decoded: each offset commit is
         checked by the engine's pass as it reads it (:func:`_add_checked`); what it found."""
         if not rows.num_rows:
-            return CheckedRows(np.zeros(0, np.uint8), 0, [])
+            return CheckedRows(np.zeros(0, np.uint8), 0, [], np.zeros(0, LEFT_ROW))
         self._timestamp_type = rows.column("timestamp").type
         checked = _add_checked(self._effects, rows)
         self._take_held()
@@ -442,6 +443,32 @@ class CheckedRows(FrozenSlotted):
     refused: list[int]
     """The rows (ascending) of the commits refused: offset commits, read, that do not decode
     (what :func:`~codegen.dumps.views.commits.decode_commits` lists as errors among them)."""
+    left: npt.NDArray[np.void]
+    """The rows read that the pass did not apply (kinds :data:`NOTHING`, :data:`ABORT_MARKER`,
+    :data:`COMMIT_MARKER`; the refused among them), ascending, as it wrote them while it read
+    them (:data:`LEFT_ROW`)."""
+
+
+LEFT_ROW: Final = np.dtype(
+    [
+        ("producer", "<i8"),
+        ("offset", "<i8"),
+        ("timestamp", "<i8"),
+        ("row", "<i4"),
+        ("key_start", "<i4"),
+        ("key_size", "<i4"),
+        ("value_start", "<i4"),
+        ("value_size", "<i4"),
+        ("kind", "u1"),
+        ("control", "?"),
+        ("transactional", "?"),
+        ("refused", "?"),
+    ]
+)
+"""A row :func:`_add_checked`'s pass left (``rows_left.h``): its producer id (-1 where null),
+offset (-1 where null) and timestamp (0 where null) as the pass is given them; its row in the
+chunk; its key's and value's start and size in their column's data (a value size of -1: null);
+its kind; whether it is a control record, of a transactional batch, a commit refused."""
 
 
 def _add_checked(effects: Any, rows: pa.Table | pa.RecordBatch) -> CheckedRows:
@@ -450,7 +477,7 @@ def _add_checked(effects: Any, rows: pa.Table | pa.RecordBatch) -> CheckedRows:
     ``commit_columns`` decodes with) and, in history mode, reads its numbers from its value."""
     key_offsets, key_data = binary_buffers(rows.column("key"))
     value_offsets, value_data = binary_buffers(rows.column("value"))
-    kinds, newer, refused = effects.add_checked(
+    kinds, newer, refused, left = effects.add_checked(
         key_offsets,
         key_data,
         value_offsets,
@@ -460,7 +487,9 @@ def _add_checked(effects: Any, rows: pa.Table | pa.RecordBatch) -> CheckedRows:
         int64_numbers(rows.column("offset"), -1),
         int64_numbers(rows.column("timestamp"), 0),
     )
-    return CheckedRows(np.frombuffer(kinds, np.uint8), newer, refused)
+    return CheckedRows(
+        np.frombuffer(kinds, np.uint8), newer, refused, np.frombuffer(left, LEFT_ROW)
+    )
 
 
 class KeyedHistory(FrozenSlotted):

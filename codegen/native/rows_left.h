@@ -1,0 +1,51 @@
+/* rows_left: the rows of a chunk that add_checked's pass (commit_effects.h) leaves for Python
+ * (read rows that are not offset commits it applied: other records, markers, commits it refused),
+ * written as the pass reads each row, with what Python reads of them
+ * (codegen.dumps.views.consumer_offsets.apply_chunk): Python then reads a few hundred records
+ * instead of gathering from the chunk's columns, which the pass has pushed out of the caches.
+ *
+ * A record is codegen.dumps.views.effects.LEFT_ROW (48 bytes, no padding): int64 producer (-1
+ * where null), offset (-1 where null), timestamp (0 where null), as the pass is given them; int32
+ * row, key start and size in the key data, value start and size in the value data (-1: null, the
+ * flag ROW_TOMBSTONE); uint8 kind (commit_kinds.h; 0 for a commit refused), control,
+ * transactional and refused (0 or 1).
+ */
+
+typedef struct {
+    int64_t producer, offset, time;
+    int32_t row, key_start, key_size, value_start, value_size;
+    uint8_t kind, control, transactional, refused;
+} RowLeft;
+
+_Static_assert(sizeof(RowLeft) == 48, "RowLeft is LEFT_ROW's 48 bytes");
+
+typedef struct {
+    RowLeft *rows;
+    size_t len, cap;
+} RowsLeft;
+
+/* Row j of a chunk (offsets koff/voff, flags, producers, offsets, timestamps) appended to
+   left unless it was not read (no ROW_DECODED: Python counts it apart); -1 with MemoryError. */
+static int rows_left_add(RowsLeft *left, Py_ssize_t j, uint8_t kind, int refused,
+                         const int32_t *koff, const int32_t *voff, const uint8_t *flag,
+                         const int64_t *producer, const int64_t *offset, const int64_t *time) {
+    uint8_t f = flag[j];
+    if (!(f & ROW_DECODED)) return 0;
+    if (grow_array((void **)&left->rows, &left->cap, left->len + 1, sizeof(RowLeft)) < 0)
+        return -1;
+    left->rows[left->len++] = (RowLeft){
+        .producer = producer[j],
+        .offset = offset[j],
+        .time = time[j],
+        .row = (int32_t)j,
+        .key_start = koff[j],
+        .key_size = koff[j + 1] - koff[j],
+        .value_start = voff[j],
+        .value_size = f & ROW_TOMBSTONE ? -1 : voff[j + 1] - voff[j],
+        .kind = kind,
+        .control = (f & ROW_CONTROL) != 0,
+        .transactional = (f & ROW_TRANSACTIONAL) != 0,
+        .refused = (uint8_t)refused,
+    };
+    return 0;
+}
