@@ -109,6 +109,21 @@ static NOINLINE void key_log_ends(const StepIndex *x, const int64_t *e, const in
     }
 }
 
+/* A log end's steps (x->times, and its ends e) and index asked for a line at a time, in one
+   sweep, as commit_log_ends meets its first key (keys grouped by log end: index_grouped): its
+   lines, read by the __consumer_offsets partition before and out of cache since, were met by
+   that key's commits one lookup at a time, each a chain of misses (below, then times, then
+   ends) waited on in turn; asked for at once, their misses overlap. lag with data partitions
+   at 16 M records (96 log ends of 8 k steps, 192 KB each), two alternate runs: commit_log_ends
+   and key_log_ends 224-232 -> 177-181 perf samples. */
+static void steps_fetch(const StepIndex *x, const int64_t *e) {
+    const char *parts[3] = {(const char *)x->times, (const char *)e, (const char *)x->below};
+    const size_t bytes[3] = {(size_t)x->n * sizeof(int64_t), (size_t)x->n * sizeof(int64_t),
+                             (size_t)(x->buckets + 1) * sizeof(Py_ssize_t)};
+    for (int p = 0; p < 3; p++)
+        for (size_t at = 0; at < bytes[p]; at += 64) __builtin_prefetch(parts[p] + at, 0, 2);
+}
+
 /* Whether `bounds` (count + 1 int64s) rise from 0 to at most `total`. */
 static int bounds_valid(const int64_t *bounds, Py_ssize_t count, Py_ssize_t total) {
     if (bounds[0] < 0) return 0;
@@ -189,6 +204,9 @@ static PyObject *commit_log_ends(PyObject *module, PyObject *const *args, Py_ssi
     if (x->grouped && !(order = keys_by_log_end(key_steps, keys, ends))) goto done;
     for (Py_ssize_t at = 0; at < keys; at++) {
         const Py_ssize_t k = order ? order[at] : at;
+        /* grouped: a log end's steps fetched as its first key is met (steps_fetch) */
+        if (order && key_steps[k] >= 0 && (at == 0 || key_steps[order[at - 1]] != key_steps[k]))
+            steps_fetch(&x->index[key_steps[k]], x->step_end[key_steps[k]]);
         if (key_steps[k] < 0) {
             unknown_rows(log_end, lag, known, committed, bounds[k], bounds[k + 1]);
             continue;
