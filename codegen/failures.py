@@ -1,5 +1,8 @@
 """How a command of ``python -m codegen`` fails: one mechanism for all of them.
 
+- **Damaged input** (exit :data:`EXIT_DAMAGE`, 1): the input was read but some of it could not
+  be: a batch not read (a segment error) or a record that did not decode. Each is reported on
+  stderr as it is met and reading goes on: the answer is that of what was read.
 - **Bad input** (exit 2): what the user gave is not what the command reads: a path, an option,
   data that is not Kafka's. The code says so by raising :class:`~codegen.errors.BadInputError`
   (or click's usage errors); the command prints ``COMMAND: message``, the message saying what
@@ -35,6 +38,7 @@ from codegen.extras import MissingExtraError
 __all__ = [
     "CRASH_DIR_VARIABLE",
     "EXIT_BAD_INPUT",
+    "EXIT_DAMAGE",
     "EXIT_INTERNAL_ERROR",
     "REPORT_URL",
     "BadInput",
@@ -43,6 +47,8 @@ __all__ = [
     "save_traceback",
 ]
 
+EXIT_DAMAGE: Final = 1
+"""Something was reported as an error: a segment error or a record that did not decode."""
 EXIT_BAD_INPUT: Final = 2
 EXIT_INTERNAL_ERROR: Final = 70
 REPORT_URL: Final = "https://github.com/kafka-specgen/kafka-specgen/issues"

@@ -38,7 +38,7 @@ from codegen.dumps.storage import StoragePath
 from codegen.dumps.storage_params import StoragePathParam
 from codegen.errors import NoSpecsError, SpecErrors
 from codegen.extras import MissingExtraError
-from codegen.failures import GuardedCommand
+from codegen.failures import EXIT_DAMAGE, GuardedCommand
 from codegen.text import plural
 
 if TYPE_CHECKING:
@@ -48,8 +48,6 @@ __all__ = ["EXIT_CLEAN", "EXIT_DAMAGE", "EXIT_USAGE", "PLAIN", "TOPIC_CHOICES", 
 
 EXIT_CLEAN: Final = 0
 """Every entry read and every record decoded (unknown record types, skipped by design, too)."""
-EXIT_DAMAGE: Final = 1
-"""Something was reported as an error: a segment error or a record that did not decode."""
 EXIT_USAGE: Final = 2
 """Bad options or paths (click's usage errors)."""
 

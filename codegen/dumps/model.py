@@ -7,6 +7,7 @@ from enum import IntEnum, StrEnum
 from typing import Final, NamedTuple
 
 from codegen.dumps.compression import Codec
+from codegen.slotted import FrozenSlotted
 
 __all__ = [
     "NO_CONTROLS",
@@ -18,11 +19,14 @@ __all__ = [
     "Header",
     "HeaderColumns",
     "RawRecord",
+    "ReadError",
     "Record",
     "RecordBatch",
+    "RecordError",
     "SegmentError",
     "SegmentSummary",
     "TimestampType",
+    "error_line",
     "increment_sequence",
 ]
 
@@ -291,6 +295,30 @@ class SegmentError:
         at = f"{self.file}@{self.position}"
         off = "" if self.base_offset is None else f" (base offset {self.base_offset})"
         return f"{at}: {self.kind}{off}: {self.reason}"
+
+
+class RecordError(FrozenSlotted):
+    """A record read that did not decode: its batch's file and position (None: not known), its
+    offset and the reason."""
+
+    file: str | None
+    position: int
+    offset: int
+    reason: str
+
+    def __str__(self) -> str:
+        at = "" if self.file is None else f"{self.file}@{self.position}: "
+        return f"{at}offset {self.offset}: {self.reason}"
+
+
+ReadError = SegmentError | RecordError
+"""What a reader reports of damaged input and goes on past."""
+
+
+def error_line(error: ReadError) -> str:
+    """The line an error is reported with on stderr (``dump``, ``groups``, ``lag``)."""
+    kind = "segment" if isinstance(error, SegmentError) else "record"
+    return f"{kind} error: {error}"
 
 
 @dataclass(slots=True)

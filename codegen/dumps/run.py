@@ -29,7 +29,7 @@ from codegen.dumps.decoded import (
 from codegen.dumps.entry_format import DEFAULT_MAX_MESSAGE_SIZE
 from codegen.dumps.log_dirs import LOG_FOLDER_SUFFIXES, TXN_INDEX, RowSource
 from codegen.dumps.metadata import METADATA_TOPICS, decode_metadata_batches
-from codegen.dumps.model import ErrorKind, RecordBatch, SegmentError
+from codegen.dumps.model import ErrorKind, RecordBatch, RecordError, SegmentError, error_line
 from codegen.dumps.packages import SHIPPED_PACKAGE
 from codegen.dumps.record_json import BatchPlace, Damage, compact_json
 from codegen.dumps.segments import SegmentReader
@@ -107,15 +107,16 @@ class Counts(Slotted):
         if isinstance(item, DecodedRecord):
             if item.kind == ERROR:
                 self.errors += 1
-                where = "" if self.batch is None else f"{self.batch.file}@{self.batch.position}: "
-                self.echo(f"record error: {where}offset {item.offset}: {item.error}")
+                place = self.batch
+                file, position = (None, 0) if place is None else (place.file, place.position)
+                self.echo(error_line(RecordError(file, position, item.offset, str(item.error))))
             elif item.kind == UNKNOWN:
                 self.unknown += 1
             if item.newer_than_spec:
                 self.newer += 1
         elif isinstance(item, SegmentError):
             self.segment_errors += 1
-            self.echo(f"segment error: {item}")
+            self.echo(error_line(item))
         else:
             self.batches += 1
             self.records += item.record_count  # the records read (the list may be emptied)
