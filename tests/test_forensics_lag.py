@@ -1837,9 +1837,11 @@ def test_worst_of_runs_is_group_status_per_run(seed: int) -> None:
 def test_refused_and_newer_commits_are_read_as_groups_reads_them(tmp_path: Path) -> None:
     """A commit refused (a value too short for its version) takes no effect and one of a value
     version newer than the specs does, read as version 4: lag gives the same lines on both
-    backends (the engine's check in its pass, the pure backend's decode) and exits 0 with
-    nothing on stderr, as groups does, whose committed offsets are lag's partitions. Neither
-    reports them (``dump --compacted`` does: an error line and the count of newer records)."""
+    backends (the engine's check in its pass, the pure backend's decode) and, as groups does
+    (whose committed offsets are lag's partitions), says the refused one on stderr with
+    ``dump --compacted``'s line and exits 1; the newer one is no error (``dump`` counts it
+    apart)."""
+    from codegen.dumps.command import dump_command
     from codegen.dumps.views import effects
     from codegen.forensics.groups_command import groups_command
     from codegen.runtime.backends import use_backend
@@ -1856,6 +1858,10 @@ def test_refused_and_newer_commits_are_read_as_groups_reads_them(tmp_path: Path)
     with SegmentWriter(path) as w:
         for n, row in enumerate(rows):
             w.write_batch([row], timestamp=T0 + n, producer_id=-1, producer_epoch=-1)
+    dump = CliRunner().invoke(dump_command, [str(tmp_path), "--compacted"])
+    (refused, summary) = dump.stderr.splitlines()
+    assert refused.startswith("record error: ") and ": offset 1: " in refused, dump.stderr
+    assert summary.endswith(", 1 newer than our specs")
     answers = []
     for backend in ("native", "pure"):
         use_backend(backend)
@@ -1866,7 +1872,7 @@ def test_refused_and_newer_commits_are_read_as_groups_reads_them(tmp_path: Path)
         finally:
             use_backend(None)
         for result in (lag, groups):
-            assert (result.exit_code, result.stderr) == (0, ""), result.output
+            assert (result.exit_code, result.stderr) == (1, refused + "\n"), result.output
         answers.append((lag.stdout, groups.stdout))
     assert answers[0] == answers[1]
     (line,) = answers[0][0].splitlines()

@@ -57,12 +57,12 @@ from codegen.dumps.batches import DEFAULT_MAX_BATCH_RECORDS
 from codegen.dumps.compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from codegen.dumps.coordinator import CONSUMER_OFFSETS, CoordinatorDecoder, coordinator_decoder
 from codegen.dumps.decoded import RECORD, TOMBSTONE, DecodedBatch, DecodedRecord
-from codegen.dumps.model import SegmentError
+from codegen.dumps.model import ReadError, RecordError, SegmentError
 from codegen.dumps.storage import RemotePath, StoragePath
 from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compacted import Apply as _Apply
 from codegen.dumps.views.compacted import CompactedView, GroupState, applier
-from codegen.dumps.views.consumer_offsets import read_compacted
+from codegen.dumps.views.consumer_offsets import FileChunk, read_compacted
 from codegen.dumps.views.cut import AsOf
 from codegen.forensics.coordinator_logs import DumpInputError, dump_partitions, is_paths
 from codegen.forensics.group_timelines import OFFSET_DELETED, GroupEvent, Timelines
@@ -499,10 +499,13 @@ def _member_json(m: Any, group_type: str) -> dict[str, Any]:
 def group_views(
     path: StoragePath | Sequence[StoragePath | str] | LogDirs,
     as_of: AsOf | None = None,
-    errors: list[SegmentError] | None = None,
+    errors: list[ReadError] | None = None,
 ) -> list[GroupsView]:
     """Replay each ``__consumer_offsets`` partition under ``path`` (broker log dirs, partition
-    folders, segment files, globs: :mod:`codegen.forensics.inputs`) up to ``as_of``."""
+    folders, segment files, globs: :mod:`codegen.forensics.inputs`) up to ``as_of``.
+    ``errors`` receives what could not be read, which the views go without: segment errors
+    and records that do not decode (:class:`~codegen.dumps.model.RecordError`), in file
+    order, as ``dump --compacted`` reports them."""
     views: list[GroupsView] = []
     decoder = coordinator_decoder(CONSUMER_OFFSETS)
     with gc_paused():  # the views' records, states and events: many objects, no cycles
@@ -516,7 +519,7 @@ def _group_view(
     files: list[StoragePath],
     decoder: CoordinatorDecoder,
     as_of: AsOf | None,
-    errors: list[SegmentError] | None,
+    errors: list[ReadError] | None,
 ) -> GroupsView:
     view = GroupsView(partition, as_of)
     offsets = CommittedOffsets()
@@ -530,38 +533,56 @@ def _group_view(
             max_batch_records=DEFAULT_MAX_BATCH_RECORDS,
             up_to=as_of,
         ):
-            if errors is not None:
-                errors.extend(chunk.segment_errors)
+            if errors is not None and (chunk.segment_errors or chunk.errors):
+                errors += _chunk_errors(chunk, str(f))
     view.take_offsets(offsets)
     return view
+
+
+def _chunk_errors(chunk: FileChunk, file: str) -> list[ReadError]:
+    """A chunk's segment errors and records that did not decode (read from ``file``), in file
+    order."""
+    found: list[ReadError] = [
+        *chunk.segment_errors,
+        *(RecordError(file, at, rec.offset, str(rec.error)) for at, rec in chunk.errors),
+    ]
+    return sorted(found, key=lambda e: e.position)
 
 
 def group_reports(
     source: StoragePath | Sequence[StoragePath | str] | LogDirs | Iterable[GroupsView],
     group: str | None = None,
     as_of: AsOf | None = None,
+    errors: list[ReadError] | None = None,
 ) -> list[GroupReport]:
-    """Every group (or one) of a dump at ``as_of`` (default: the end), by group id."""
+    """Every group (or one) of a dump at ``as_of`` (default: the end), by group id.
+    ``errors`` receives what could not be read of a dump (not of views given), which the
+    reports go without: as :func:`group_views` gives them, partition by partition, then the
+    segment errors of ``__share_group_state``."""
     # The collector paused throughout, not in the replay alone: the first collection after it
     # walked every object the replay made (its views, events and records; at 1 M records two
     # collections of about 25 ms each, in the share states' reading and the reports').
     with gc_paused():
-        return _group_reports(source, group, as_of)
+        return _group_reports(source, group, as_of, errors)
 
 
 def _group_reports(
     source: StoragePath | Sequence[StoragePath | str] | LogDirs | Iterable[GroupsView],
     group: str | None,
     as_of: AsOf | None,
+    errors: list[ReadError] | None,
 ) -> list[GroupReport]:
     views: list[GroupsView]
     shares: dict[str, list[SharePartitionState]] = {}
     if isinstance(source, Path | RemotePath | str | LogDirs) or is_paths(source):
         dirs = as_log_dirs(cast("StoragePath | Sequence[StoragePath | str] | LogDirs", source))
         cut = resolve_cut(dirs, as_of)
-        views = group_views(dirs, cut.consumer_offsets)
-        for state in share_states(dirs, cut=cut.others):
+        views = group_views(dirs, cut.consumer_offsets, errors)
+        share_errors: list[SegmentError] = []
+        for state in share_states(dirs, share_errors, cut.others):
             shares.setdefault(state.group, []).append(state)
+        if errors is not None:
+            errors += share_errors
     else:
         views = list(cast("Iterable[GroupsView]", source))
     reports: list[GroupReport] = []

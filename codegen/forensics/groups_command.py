@@ -14,6 +14,7 @@ from codegen.forensics.output import (
     GROUP_OPTION,
     OUTPUT_OPTION,
     LineOutput,
+    ReadErrors,
     emit,
     group_cell,
     no_groups,
@@ -111,7 +112,9 @@ def groups_command(
     (KAFKA-19779). PATH... are broker log dirs, __consumer_offsets-N folders or segments, and
     globs (several brokers' dirs are merged). See docs/forensics.md.
 
-    Exit status: 0, or 2 when PATH holds no __consumer_offsets (the error says what it holds).
+    Exit status: 0; 1 when some of the input could not be read (a batch not read, a record
+    that did not decode: each is said on stderr as dump says it, and the answer is that of
+    what was read); 2 when PATH holds no __consumer_offsets (the error says what it holds).
 
     \b
     Examples:
@@ -129,11 +132,14 @@ def groups_command(
         return
     point = parse_as_of(as_of) if as_of is not None else None
     one = groups[0] if len(groups) == 1 else None
+    damage = ReadErrors()
     # The replay's objects, the reports and their lines' parts: many objects, no cycles; the
     # collector paused from the replay to the last line (a collection between them walked them
     # all: about 20 ms at 1 M records).
     with gc_paused():
-        reports = _only(group_reports(list(paths), one, point), groups)
+        found = group_reports(list(paths), one, point, damage.errors)
+        damage.write_new()
+        reports = _only(found, groups)
         if not reports:
             emit("" if fmt == "jsonl" else no_groups(paths), output)
         else:  # a group at a time: a large report is never one string
@@ -145,6 +151,7 @@ def groups_command(
             else:
                 out.write_lines(_group_block(r).encode() for r in reports)
             out.close()
+    damage.finish()
 
 
 def _only(reports: list[GroupReport], wanted: tuple[str, ...]) -> list[GroupReport]:

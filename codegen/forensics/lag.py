@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import itertools
 import mmap
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -42,12 +42,12 @@ from codegen.dumps.arrow import record_batches
 from codegen.dumps.batch_rows import batch_rows
 from codegen.dumps.coordinator_types import CONSUMER_OFFSETS
 from codegen.dumps.header_ends import newest_times
-from codegen.dumps.model import SegmentError
+from codegen.dumps.model import ReadError, RecordError, SegmentError
 from codegen.dumps.storage import RemotePath, StoragePath
 from codegen.dumps.views import commits as commit_views
 from codegen.dumps.views import effects
-from codegen.dumps.views.commits import decode_commits
-from codegen.dumps.views.compaction import arrow_array
+from codegen.dumps.views.commits import commit_keys, decode_commits
+from codegen.dumps.views.compaction import arrow_array, flags
 from codegen.dumps.views.cut import AsOf, batches_kept, kept_positions, newest_batch_time
 from codegen.dumps.views.effects import RecordHistory
 from codegen.dumps.views.offsets import CommitHistory
@@ -218,13 +218,14 @@ and filled for four chunks at once cost more than the steps saved (one 1 M-recor
 def _read_commits(
     files: list[StoragePath],
     as_of: AsOf | None,
-    errors: list[SegmentError] | None,
+    errors: list[ReadError] | None,
     newest: list[int | None] | None = None,
 ) -> KeyedCommits:
     """One log partition's commits by key from the engine's columns: with the native engine, its
     one pass checking each commit and noting it as it takes effect (:class:`RecordHistory`);
-    else the pure backend's sorts (``codegen.dumps.views.offsets.history``). ``newest``
-    receives each file's newest batch time where the read gives it (``record_batches``'
+    else the pure backend's sorts (``codegen.dumps.views.offsets.history``). ``errors``
+    receives each file's segment errors and commits that do not decode, in file order;
+    ``newest`` each file's newest batch time where the read gives it (``record_batches``'
     ``newest_times``)."""
     cuts = None if as_of is None else [_cut(f, as_of) for f in files]
     if not effects.engine_history():
@@ -233,26 +234,63 @@ def _read_commits(
         commits = RecordHistory(_segment_bytes(files))
     else:  # the bytes the cut keeps, which are read
         commits = RecordHistory(sum(kept_bytes for _, kept_bytes in cuts))
-    # the engine's history pass checks and reads each commit as it reads its row
-    history = isinstance(commits, RecordHistory)
     for i, f in enumerate(files):
-        found: list[SegmentError] = []
+        found: list[ReadError] = []
+        segment_errors: list[SegmentError] = []
         kept = None if cuts is None else cuts[i][0]
         for rb in record_batches(
             f,
             headers=False,
             batch_rows=_HISTORY_CHUNKS * commit_views.CHUNK_ROWS,
-            segment_errors=found,
+            segment_errors=segment_errors,
             newest_times=newest,
         ):
             if kept is not None:
                 rb = rb.filter(pa.array(batches_kept(rb, kept)))
-            commits.add(rb if history else decode_commits(rb)[0])
+            # the engine's history pass checks and reads each commit as it reads its row
+            if isinstance(commits, RecordHistory):
+                refused = commits.add(rb)
+            else:
+                table, decode_errors = decode_commits(rb)
+                commits.add(table)
+                refused = _commits_among(rb, decode_errors)
+            if refused:
+                found += _refused_commits(rb, refused, str(f))
         if errors is not None:
-            errors.extend(found)
+            found += segment_errors
+            errors += sorted(found, key=lambda e: e.position)  # in file order
     if isinstance(commits, RecordHistory):
         return keyed_effects(commits)
     return keyed_commits(commits.table())
+
+
+def _commits_among(rb: pa.RecordBatch, rows: Iterable[int]) -> list[int]:
+    """Of ``rows`` of ``rb``, the offset commits read (what the engine's pass refuses of the
+    rows that do not decode)."""
+    commit = commit_keys(rb.column("key"), flags(rb.column("isControl")))
+    error = rb.column("_error")
+    if error.null_count != rb.num_rows:
+        commit &= flags(error.is_null())
+    return [row for row in sorted(rows) if commit[row]]
+
+
+def _refused_commits(rb: pa.RecordBatch, rows: list[int], file: str) -> list[RecordError]:
+    """The errors of the commits at ``rows`` of ``rb`` (read from ``file``) that do not decode,
+    as the topic decoder gives them (the reasons ``dump`` prints). Few: decoded one at a time."""
+    from codegen.dumps.coordinator import coordinator_decoder  # damaged input only
+
+    decoder = coordinator_decoder(CONSUMER_OFFSETS)
+    taken = rb.take(pa.array(rows, pa.int64()))
+    return [
+        RecordError(file, position, offset, str(decoder.decode(key, value, offset).error))
+        for position, offset, key, value in zip(
+            taken.column("batchPosition").to_pylist(),
+            taken.column("offset").to_pylist(),
+            taken.column("key").to_pylist(),
+            taken.column("value").to_pylist(),
+            strict=True,
+        )
+    ]
 
 
 def _cut(path: StoragePath, as_of: AsOf) -> tuple[npt.NDArray[np.int64], int]:
@@ -637,7 +675,7 @@ def lag_chunks(
     group: str | None = None,
     as_of: AsOf | None = None,
     window: int = DEFAULT_WINDOW,
-    errors: list[SegmentError] | None = None,
+    errors: list[ReadError] | None = None,
     min_commits: int = DEFAULT_MIN_COMMITS,
 ) -> Iterator[list[GroupLag]]:
     """Offset history, lag and status of every group (or one) of a dump, one list of groups
@@ -649,7 +687,13 @@ def lag_chunks(
     The input is checked before this returns; the partitions are read as the chunks are
     taken. Without ``as_of``, *now* is the newest time of the batch headers and of the data
     partitions' log ends: those of the other partitions than the first walked before this
-    returns, the first's given by its read (the first chunk's)."""
+    returns, the first's given by its read (the first chunk's).
+
+    ``errors`` receives what could not be read, which the answer goes without: segment errors
+    (of ``__consumer_offsets`` and ``__share_group_state``) and offset commits that do not
+    decode (:class:`~codegen.dumps.model.RecordError`), in file order, a partition's as it is
+    read (before its chunk); :func:`~codegen.dumps.model.error_line` gives ``dump``'s line of
+    each."""
     if window < 1:
         raise InputError(f"--window {window}: give at least 1 commit")
     if min_commits < 1:
@@ -670,7 +714,10 @@ def lag_chunks(
         # headers are not walked
         rest = [f for _, fs in partitions[1:] for f in fs]
         now = max(newest_segment_time(rest), newest_time(ends=ends.data_ends()))
-    states = list(share_states(dirs, errors, cut.others))
+    share_errors: list[SegmentError] = []
+    states = list(share_states(dirs, share_errors, cut.others))
+    if errors is not None:
+        errors += share_errors
     read_gives_now = cut.now is None and bool(partitions)
     return _chunks(
         partitions,
@@ -769,7 +816,7 @@ def _chunks(
     read_gives_now: bool,
     window: int,
     min_commits: int,
-    errors: list[SegmentError] | None,
+    errors: list[ReadError] | None,
 ) -> Iterator[list[GroupLag]]:
     """The chunks of :func:`lag_chunks`; ``read_gives_now``: ``now`` is still to take the
     newest batch time of the first partition, which its read gives."""
@@ -865,11 +912,12 @@ def lag_reports(
     group: str | None = None,
     as_of: AsOf | None = None,
     window: int = DEFAULT_WINDOW,
-    errors: list[SegmentError] | None = None,
+    errors: list[ReadError] | None = None,
     min_commits: int = DEFAULT_MIN_COMMITS,
 ) -> list[GroupLag]:
     """:func:`lag_chunks` as one list by group name (a group found in several
-    ``__consumer_offsets`` partitions merged, its partitions in partition order)."""
+    ``__consumer_offsets`` partitions merged, its partitions in partition order); ``errors``
+    receives what could not be read, as there."""
     by_group: dict[str, GroupLag] = {}
     for chunk in lag_chunks(path, group, as_of, window, errors, min_commits):
         for g in chunk:

@@ -17,6 +17,7 @@ from codegen.forensics.output import (
     GROUP_OPTION,
     OUTPUT_OPTION,
     LineOutput,
+    ReadErrors,
     group_cell,
     no_groups,
     require_groups,
@@ -112,7 +113,9 @@ def lag_command(
     on several replicas takes the highest, and each line says where its log end came from.
     The status rules are in docs/forensics.md.
 
-    Exit status: 0, or 2 when PATH holds no __consumer_offsets (the error says what it holds).
+    Exit status: 0; 1 when some of the input could not be read (a batch not read, an offset
+    commit that did not decode: each is said on stderr as dump says it, and the answer is that
+    of what was read); 2 when PATH holds no __consumer_offsets (the error says what it holds).
 
     \b
     Examples:
@@ -127,17 +130,19 @@ def lag_command(
         html_report(paths, groups, as_of, window, output)
         return
     out = LineOutput(output)
+    damage = ReadErrors()
     try:
         point = parse_as_of(as_of) if as_of is not None else None
         one = groups[0] if len(groups) == 1 else None
         chunks: Iterable[list[GroupLag]] = lag_chunks(
-            list(paths), one, point, window, min_commits=min_commits
+            list(paths), one, point, window, damage.errors, min_commits
         )
         if len(groups) > 1:  # a few groups: all found before a line is written
             chunks = [_chunks_of(chunks, groups)]
         for chunk in chunks:
             # a partition's reports, made with the collector paused: none walked by it again
             freeze_survivors()
+            damage.write_new()  # a partition's errors, found as it was read
             if fmt == "jsonl":
                 out.write_printed(partial(write_group_lines, chunk))
             elif chunk:
@@ -147,6 +152,8 @@ def lag_command(
             out.write_lines([b"" if fmt == "jsonl" else no_groups(paths).encode()])
     finally:  # an --output file written so far is closed on an error too
         out.close()
+        damage.write_new()
+    damage.finish()
 
 
 def _chunks_of(chunks: Iterable[list[GroupLag]], wanted: tuple[str, ...]) -> list[GroupLag]:

@@ -1,6 +1,6 @@
 """What the forensics commands share to write their answers: the ``--output`` option, a text
-at once or lines as they come, JSON lines, the bad-input exit status and how a group is named
-in a table."""
+at once or lines as they come, JSON lines, the bad-input exit status, the errors of damaged
+input and how a group is named in a table."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from typing import Any, BinaryIO, Final
 
 import click
 
+from codegen.dumps.model import ReadError, error_line
 from codegen.failures import EXIT_BAD_INPUT as FAILURE_EXIT_BAD_INPUT
+from codegen.failures import EXIT_DAMAGE
 from codegen.forensics.inputs import InputError
 from codegen.text import utc_text
 
@@ -22,6 +24,7 @@ __all__ = [
     "GROUP_OPTION",
     "OUTPUT_OPTION",
     "LineOutput",
+    "ReadErrors",
     "emit",
     "group_cell",
     "indented_json",
@@ -63,6 +66,31 @@ def require_groups(wanted: Iterable[str], found: set[str]) -> None:
     if missing:
         names = ", ".join(repr(g) for g in missing)
         raise InputError(f"group {names} is not in the dump; run without --group to list them")
+
+
+class ReadErrors:
+    """The errors a command's read found (segment errors, records that did not decode), each
+    written on stderr once with ``dump``'s line (:func:`~codegen.dumps.model.error_line`), as
+    they are found; exit 1 (:data:`~codegen.failures.EXIT_DAMAGE`) once the answer is written
+    if there was any."""
+
+    def __init__(self) -> None:
+        self.errors: list[ReadError] = []
+        """The list the read fills (its ``errors``)."""
+        self._written = 0
+
+    def write_new(self) -> None:
+        """Write the errors found since the last call (with none, allocating nothing: no
+        collection of the answer's objects starts here)."""
+        while self._written < len(self.errors):
+            click.echo(error_line(self.errors[self._written]), err=True)
+            self._written += 1
+
+    def finish(self) -> None:
+        """Write the errors not written yet; exit 1 if there was any."""
+        self.write_new()
+        if self.errors:
+            raise SystemExit(EXIT_DAMAGE)
 
 
 GROUP_OPTION = click.option(

@@ -18,13 +18,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from codegen.dumps.model import ReadError, error_line
 from codegen.extras import missing_extra
 from codegen.forensics.groups import GroupReport, group_reports
 from codegen.forensics.inputs import discover, parse_as_of
 from codegen.forensics.lag import GroupLag, PartitionLag, lag_reports
-from codegen.forensics.output import emit, require_groups
+from codegen.forensics.output import ReadErrors, emit, require_groups
 from codegen.forensics.shares import DELIVERY_STATES
-from codegen.text import utc_text
+from codegen.text import plural, utc_text
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -60,6 +61,7 @@ table { border-collapse: collapse; margin: .5em 0; font-size: .9em; }
 td, th { border: 1px solid #ddd; padding: 2px 6px; text-align: left; vertical-align: top; }
 .status { color: #fff; padding: 1px 6px; border-radius: 3px; font-weight: bold; }
 .plot svg { max-width: 100%; height: auto; }
+.damage { color: #c62828; font-weight: bold; }
 """
 
 
@@ -75,14 +77,19 @@ def html_report(
     require_plotting()  # before the work: a missing extra is said at once
     point = parse_as_of(as_of) if as_of is not None else None
     dirs = discover(list(paths))
+    damage = ReadErrors()
     lags = lag_reports(dirs, None, point, window)
-    groups = group_reports(dirs, None, point)
+    # groups' read reports what lag's does (the same segments, the same check of each commit)
+    # and the other records that do not decode
+    groups = group_reports(dirs, None, point, damage.errors)
+    damage.write_new()
     if wanted:
         require_groups(wanted, {g.group for g in lags} | {g.group for g in groups})
         lags = [g for g in lags if g.group in wanted]
         groups = [g for g in groups if g.group in wanted]
     names = ", ".join(Path(p).name for p in paths)
-    emit(render_html(groups, lags, f"Consumer groups of {names}"), output)
+    emit(render_html(groups, lags, f"Consumer groups of {names}", damage.errors), output)
+    damage.finish()
 
 
 def require_plotting() -> None:
@@ -340,8 +347,25 @@ def _total_lag(lag: GroupLag | None) -> str:
     return f"{sum(known)}" + (f" ({missing} partition(s) unknown)" if missing else "")
 
 
-def render_html(groups: Sequence[GroupReport], lags: Sequence[GroupLag], title: str) -> str:
-    """The report of the given groups and their offsets, as one HTML document."""
+def _damage(errors: Sequence[ReadError]) -> str:
+    """What could not be read, as ``dump`` says it: a paragraph and a line per error."""
+    if not errors:
+        return ""
+    lines = "".join(f"<li><code>{html.escape(error_line(e))}</code></li>" for e in errors)
+    return (
+        f'<p class="damage">{plural(len(errors), "error")} reading the dump: this report is '
+        f"of what was read, without these.</p><ul>{lines}</ul>"
+    )
+
+
+def render_html(
+    groups: Sequence[GroupReport],
+    lags: Sequence[GroupLag],
+    title: str,
+    errors: Sequence[ReadError] = (),
+) -> str:
+    """The report of the given groups and their offsets, as one HTML document; ``errors``: what
+    could not be read of the dump, listed first (the report goes without it)."""
     require_plotting()
     by_group = {r.group: r for r in groups}
     lag_by_group = {g.group: g for g in lags}
@@ -364,5 +388,6 @@ def render_html(groups: Sequence[GroupReport], lags: Sequence[GroupLag], title: 
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
-        f"<h1>{html.escape(title)}</h1>{summary}{''.join(sections)}</body></html>\n"
+        f"<h1>{html.escape(title)}</h1>{_damage(errors)}{summary}{''.join(sections)}"
+        "</body></html>\n"
     )

@@ -540,19 +540,20 @@ class RecordHistory:
         self.keys: list[tuple[str | None, str | None, int | None]] = []
         """(group, topic, partition) by key number, decoded once per key."""
 
-    def add(self, rows: pa.Table | pa.RecordBatch) -> None:
+    def add(self, rows: pa.Table | pa.RecordBatch) -> list[int]:
         """Add rows of the engine's columns (decoded or not: the engine reads their key and
-        value bytes)."""
+        value bytes); the rows of the commits refused (:attr:`CheckedRows.refused`)."""
         n = rows.num_rows
         if not n:
-            return
+            return []
         if not self._rows and self._segment_bytes:
             self._reserve(rows)
-        _add_checked(self._effects, rows)
+        refused = _add_checked(self._effects, rows).refused
         first = np.frombuffer(self._effects.key_rows(len(self.keys)), np.int64) - self._rows
         if len(first):
             self.keys += commit_keys(_decoded_keys(rows, arrow_array(first), self._package))
         self._rows += n
+        return refused
 
     def _reserve(self, first: pa.Table | pa.RecordBatch) -> None:
         """Room for the partition's rows made before the first are added: as many as its
