@@ -539,6 +539,7 @@ apart:
 
 #define EFFECTS_AHEAD 16 /* rows ahead whose key's slot is fetched (half of it: its entry) */
 #define EFFECTS_RING (EFFECTS_AHEAD - 1) /* the ring of rows looked at ahead: an index mask */
+#define EFFECTS_DECODED_RING (2 * EFFECTS_AHEAD - 1) /* history mode's ring of their numbers */
 
 /* Row i's leader epoch: -1 where valid[i] is 0 (valid[i] - 1 is -1 or 0: or-ed in, no
    branch on the row). */
@@ -632,7 +633,10 @@ static HOT_INLINE int effects_pass(EffectsObject *e, const PassColumns *c, Py_ss
        its numbers. */
     uint64_t ring_hash[EFFECTS_AHEAD] = {0};
     int32_t ring_size[EFFECTS_AHEAD] = {0};
-    Decoded ring_decoded[EFFECTS_AHEAD] = {{0}}; /* a marker's slot is copied, never read */
+    /* history mode: twice the rows ahead, so that row i's numbers are read where the look wrote
+       them (row i + EFFECTS_AHEAD's go to a slot of their own), not copied out first (lag's
+       history pass at 1 M records: 9 M instructions) */
+    Decoded ring_decoded[2 * EFFECTS_AHEAD] = {{0}}; /* a marker's slot is never read */
     for (Py_ssize_t j = 0; j < EFFECTS_AHEAD && j < n; j++)
         ring_hash[j] = effects_look(c, kind, j, &ring_size[j], check, &ring_decoded[j], out);
     const int64_t rows = e->rows; /* the chunk's first row number (read once, not each row) */
@@ -640,14 +644,17 @@ static HOT_INLINE int effects_pass(EffectsObject *e, const PassColumns *c, Py_ss
         uint64_t hash = ring_hash[i & EFFECTS_RING], ahead = 0;
         int32_t size = ring_size[i & EFFECTS_RING];
         Decoded d = {0, 0, 0};
+        const Decoded *noted = &d; /* the numbers history mode notes */
         if (history && check)
-            d = ring_decoded[i & EFFECTS_RING]; /* (its slot is row i + EFFECTS_AHEAD's next) */
+            noted = &ring_decoded[i & EFFECTS_DECODED_RING];
         else if (history && kind[i])
             d = (Decoded){c->committed[i], c->commit_time[i],
                           epoch_at(c->epoch, c->epoch_valid, i)};
+        const Py_ssize_t slot =
+            history ? (i + EFFECTS_AHEAD) & EFFECTS_DECODED_RING : i & EFFECTS_RING;
         if (i + EFFECTS_AHEAD < n)
             ahead = effects_look(c, kind, i + EFFECTS_AHEAD, &ring_size[i & EFFECTS_RING], check,
-                                 &ring_decoded[i & EFFECTS_RING], out);
+                                 &ring_decoded[slot], out);
         ring_hash[i & EFFECTS_RING] = ahead;
         key_store_prefetch(&e->store, ahead);
         key_store_prefetch_entry(&e->store, history ? HISTORY_LAYOUT : EFFECT_LAYOUT,
@@ -669,8 +676,8 @@ static HOT_INLINE int effects_pass(EffectsObject *e, const PassColumns *c, Py_ss
             if (history && ki <= 2) {
                 /* a plain row in history mode takes effect at once: only noted (the keys'
                    live rows and the values are not kept in history mode) */
-                if (effects_note(e, key, offset[i], d.committed, d.commit_time, d.epoch,
-                                 ki == 2) < 0)
+                if (effects_note(e, key, offset[i], noted->committed, noted->commit_time,
+                                 noted->epoch, ki == 2) < 0)
                     return -1;
                 continue;
             }
@@ -685,7 +692,8 @@ static HOT_INLINE int effects_pass(EffectsObject *e, const PassColumns *c, Py_ss
                 value = vdata + voff[i];
             }
         }
-        if (effects_row(e, ki, key, c->producer[i], r, d, value) < 0) return -1;
+        if (effects_row(e, ki, key, c->producer[i], r, history ? *noted : d, value) < 0)
+            return -1;
     }
     return check && out->no_room ? -1 : 0;
 }
