@@ -4,6 +4,7 @@ the exit status is 1; on both backends, with and without ``--as-of``."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -156,3 +157,94 @@ def test_lag_reports_only_the_commits_it_reads(tmp_path: Path, backend: str) -> 
     assert (groups.exit_code, groups.stderr) == (EXIT_DAMAGE, line + "\n")
     assert (lag.exit_code, lag.stderr) == (0, "")
     assert lag.stdout.strip()
+
+
+_DATA_BATCHES = 5
+"""Batches of the data partition ``d-0`` of :func:`_lag_dump`: two records each, batch ``i``
+at offset ``2 * i`` and time ``T0 + 10 * i``."""
+
+
+def _lag_dump(folder: Path, batches: list[int]) -> tuple[Path, list[int]]:
+    """A dump under ``folder``: group ``g``'s commits of ``d-0`` (at ``T0 + 5``, ``+ 25``, ``+
+    45``) and the data partition ``d-0`` of the batches at ``batches``; its segment file and its
+    batches' positions."""
+    coordinator = folder / "__consumer_offsets-0" / "00000000000000000000.log"
+    coordinator.parent.mkdir(parents=True)
+    with SegmentWriter(coordinator) as w:
+        for n, offset in enumerate([1, 3, 5]):
+            w.write_batch(
+                [(commit_key(1, "g", "d", 0), commit_value(3, offset=offset))],
+                base_offset=n,
+                timestamp=T0 + 5 + 20 * n,
+                producer_id=-1,
+                producer_epoch=-1,
+            )
+    data = folder / "d-0" / "00000000000000000000.log"
+    data.parent.mkdir()
+    with SegmentWriter(data) as w:
+        positions = [
+            w.write_batch(
+                [(b"k", b"v" * 20), (b"k", b"w")],
+                base_offset=2 * i,
+                timestamp=T0 + 10 * i,
+                producer_id=-1,
+                producer_epoch=-1,
+            )
+            for i in batches
+        ]
+    return data, positions
+
+
+def _damaged(data: bytes, positions: list[int], kind: str) -> bytes:
+    """``data`` (the segment of :func:`_lag_dump` of every batch) with the damage ``kind``."""
+    damaged = bytearray(data)
+    if kind == "crc":  # a byte of batch 1's records, under its CRC
+        damaged[positions[1] + 70] ^= 0xFF
+    elif kind == "cut-short":  # the last batch cut short
+        del damaged[-10:]
+    else:  # batch 2's length runs past the file
+        damaged[positions[2] + 8 : positions[2] + 12] = (1 << 20).to_bytes(4, "big")
+    return bytes(damaged)
+
+
+_READ_WHOLE: dict[str, list[int]] = {
+    "crc": [0, 2, 3, 4],
+    "cut-short": [0, 1, 2, 3],
+    "length": [0, 1],  # the rest of the file is not read past a length that runs past it
+}
+"""Of each damage, the batches read whole."""
+
+
+@pytest.mark.parametrize("backend", ["native", "pure"])
+@pytest.mark.parametrize("as_of", [[], ["--as-of", "1"]])
+@pytest.mark.parametrize("kind", sorted(_READ_WHOLE))
+def test_lag_reports_a_damaged_data_partition(
+    tmp_path: Path, backend: str, as_of: list[str], kind: str
+) -> None:
+    """A data partition's batch that is corrupt, cut short or runs past the file: lag says its
+    segment error (dump's line), exits 1 and gives the log ends of the batches read whole."""
+    data, positions = _lag_dump(tmp_path / "damaged", list(range(_DATA_BATCHES)))
+    data.write_bytes(_damaged(data.read_bytes(), positions, kind))
+    _lag_dump(tmp_path / "read", _READ_WHOLE[kind])
+    damaged, read = tmp_path / "damaged", tmp_path / "read"
+    dump = _run(dump_command, str(data.parent))
+    assert dump.exit_code == EXIT_DAMAGE
+    (line, _) = dump.stderr.splitlines()  # its summary last
+    assert line.startswith(f"segment error: {data}@")
+    use_backend(backend)
+    try:
+        for fmt in ("jsonl", "table"):
+            got = _run(lag_command, str(damaged), "--format", fmt, *as_of)
+            want = _run(lag_command, str(read), "--format", fmt, *as_of)
+            assert (got.exit_code, got.stderr) == (EXIT_DAMAGE, line + "\n")
+            assert (want.exit_code, want.stderr) == (0, "")
+            if fmt == "jsonl":  # the log end's source names its folder
+                assert got.stdout == want.stdout.replace(str(read), str(damaged))
+                ends = [p["logEndOffset"] for p in json.loads(got.stdout)["partitions"]]
+                kept = [i for i in _READ_WHOLE[kind] if not as_of or 10 * i <= 25]  # by T0 + 25
+                assert ends == [2 * kept[-1] + 2]
+        errors: list[SegmentError | RecordError] = []
+        lag_reports(damaged, errors=errors)
+    finally:
+        use_backend(None)
+    assert list(map(error_line, errors)) == [line]

@@ -41,7 +41,7 @@ from codegen.dumps import storage
 from codegen.dumps.batch_rows import batch_rows, header_rows
 from codegen.dumps.coordinator_types import CONSUMER_OFFSETS
 from codegen.dumps.header_ends import batch_ends
-from codegen.dumps.model import SegmentError
+from codegen.dumps.model import ReadError, SegmentError
 from codegen.dumps.partition_folders import is_partition_folder, partition_of
 from codegen.dumps.recognize import NotKafkaData, require_kafka_data
 from codegen.dumps.segments import SegmentReader, segment_file_info, segment_files
@@ -450,11 +450,22 @@ class LogEnds:
     header pass in one call (:func:`codegen.dumps.header_ends.batch_ends`); a replica with a
     file the pass leaves to the reference (or any, without the pass or with a cut) is read from
     its batch rows (:func:`replica_at`). Both give the steps of
-    :func:`codegen.dumps.views.log_ends.steps_of`."""
+    :func:`codegen.dumps.views.log_ends.steps_of`.
 
-    def __init__(self, dirs: LogDirs | None, cut: AsOf | None = None) -> None:
+    ``errors`` receives the segment errors of the replicas read, as each partition's log end
+    is read (the log end is that of the batches read whole): the native pass checks each
+    batch's framing and CRC as the reference does and leaves a file with an error to it, which
+    reports it."""
+
+    def __init__(
+        self,
+        dirs: LogDirs | None,
+        cut: AsOf | None = None,
+        errors: list[ReadError] | None = None,
+    ) -> None:
         self.dirs = dirs
         self.cut = cut
+        self.errors = errors
         self._found: dict[tuple[str, int], LogEnd | None] = {}
 
     def of(self, topic: str, partition: int) -> LogEnd | None:
@@ -512,7 +523,10 @@ class LogEnds:
                 lasts = np.concatenate([last for _, last in read])
                 found.append(steps_of(times, lasts, segment_file_info(fs[-1]).base_offset))
             else:
-                found.append(log_end_steps(replica_at(fs, self.cut)))
+                segment_errors: list[SegmentError] = []
+                found.append(log_end_steps(replica_at(fs, self.cut, segment_errors)))
+                if self.errors is not None:
+                    self.errors += segment_errors
         return found
 
 

@@ -690,7 +690,8 @@ def lag_chunks(
     returns, the first's given by its read (the first chunk's).
 
     ``errors`` receives what could not be read, which the answer goes without: segment errors
-    (of ``__consumer_offsets`` and ``__share_group_state``) and offset commits that do not
+    (of ``__consumer_offsets``, ``__share_group_state`` and the data partitions read for their
+    log ends, :class:`~codegen.forensics.inputs.LogEnds`) and offset commits that do not
     decode (:class:`~codegen.dumps.model.RecordError`), in file order, a partition's as it is
     read (before its chunk); :func:`~codegen.dumps.model.error_line` gives ``dump``'s line of
     each."""
@@ -707,7 +708,7 @@ def lag_chunks(
     )
     partitions = dump_partitions(dirs)
     cut = resolve_cut(dirs, as_of)
-    ends = LogEnds(dirs, cut.others)
+    ends = LogEnds(dirs, cut.others, errors)
     now = cut.now
     if now is None:
         # the newest time but the first partition's, which its read gives (_chunks): its
