@@ -35,6 +35,7 @@ from codegen.dumps.views.committed import CommittedOffsets
 from codegen.dumps.views.compaction import end_markers, flags
 from codegen.dumps.views.effects import (
     ABORT_MARKER,
+    COMMIT_MARKER,
     CONTROL,
     DECODED,
     NOTHING,
@@ -450,8 +451,55 @@ def test_bad_arguments_are_typed_errors(
 ) -> None:
     from codegen.native import _records
 
+    waiting = (effects.NO_PRODUCERS,) if method == "add_checked" else ()
     with pytest.raises(error, match=message):
-        getattr(_records.CommitEffects(), method)(*change(_rows(2)))
+        getattr(_records.CommitEffects(), method)(*change(_rows(2)), *waiting)
+
+
+_COMMIT_MARKER_KEY = b"\x00\x00\x00\x01"
+_MARKER_VALUE = b"\x00\x00\x00\x00\x00\x07"  # version 0, coordinator epoch 7
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "producer", "left"),
+    [
+        (_COMMIT_MARKER_KEY, _MARKER_VALUE, 5, False),  # of no producer waiting: dropped
+        (b"\x00\x00\x00\x00", _MARKER_VALUE, 5, False),  # an ABORT marker alike
+        (_COMMIT_MARKER_KEY, _MARKER_VALUE, 6, True),  # the view holds producer 6's records
+        (_COMMIT_MARKER_KEY, _MARKER_VALUE, 8, True),  # producer 8 has a data row left
+        (b"\x80\x00\x00\x01", _MARKER_VALUE, 5, True),  # a key version below 0: an error
+        (_COMMIT_MARKER_KEY, b"\xff\xff\x00\x00\x00\x07", 5, True),  # a value version too
+        (_COMMIT_MARKER_KEY, _MARKER_VALUE[:5], 5, True),  # a value too short
+        (_COMMIT_MARKER_KEY, None, 5, True),  # no value
+    ],
+)
+def test_the_pass_leaves_to_python_the_markers_the_view_reads(
+    key: bytes, value: bytes | None, producer: int, left: bool
+) -> None:
+    """add_checked's rows left drop an end-transaction marker the view would do nothing with:
+    one whose producer is none the view holds records of (``waiting``) nor of a transactional
+    data row left in the chunk (here after the marker), and that reads without an error; it
+    leaves every other row (the data row, of a record type other than a commit, here)."""
+    from codegen.native import _records
+
+    group_key = b"\x00\x02\x00\x01g"  # group metadata: left to Python
+    keys = pa.array([key, group_key], pa.binary())
+    values = pa.array([value, b"\x00\x03"], pa.binary())
+    flag = [CONTROL | TRANSACTIONAL | DECODED, TRANSACTIONAL | DECODED]
+    if value is None:
+        flag[0] |= TOMBSTONE
+    rows = (
+        *_buffers(keys), *_buffers(values), np.array(flag, np.uint8),
+        np.array([producer, 8], np.int64), np.arange(2, dtype=np.int64), np.zeros(2, np.int64),
+    )  # fmt: skip
+    checking = _records.CommitEffects()
+    _, _, _, out = checking.add_checked(*rows, np.array([6], np.int64))
+    records = np.frombuffer(out, effects.LEFT_ROW)
+    assert records["row"].tolist() == ([0, 1] if left else [1])
+    marker = COMMIT_MARKER if key[3] == 1 else ABORT_MARKER
+    assert records["kind"].tolist() == ([marker, NOTHING] if left else [NOTHING])
+    with pytest.raises(ValueError, match="not int64"):
+        _records.CommitEffects().add_checked(*rows, b"\x06")
 
 
 def test_every_rows_key_offsets_are_checked_and_a_short_key_is_no_commit() -> None:

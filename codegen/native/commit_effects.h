@@ -780,8 +780,8 @@ done:
 }
 
 /* add_checked(key_offsets, key_data, value_offsets, value_data, flags, producers, offsets,
-   timestamps) -> (kinds, newer, refused, left): add_records' rows as the engine's record columns give
-   them, each offset commit checked in the pass as it is read (commit_check.h, the check
+   timestamps, waiting) -> (kinds, newer, refused, left): add_records' rows as the engine's
+   record columns give them, each offset commit checked in the pass as it is read (commit_check.h, the check
    commit_columns decodes with), where add_records takes rows decoded before: flags as
    add_records' but TOMBSTONE where the value is null and DECODED saying only that the row was
    read; a commit refused is kind 0, as one that did not decode. In history mode each commit's
@@ -789,16 +789,17 @@ done:
    Returns each row's kind (as add_records), how many commits of kinds 1 to 4 were of a value
    version newer than the specs, the rows refused (ascending; commits of kinds 1 to 4 but
    for the check), and the rows left for Python: those read of kinds 0, 5 and 6, the refused
-   among them, in order (bytes of rows_left.h's records). */
+   among them, in order (bytes of rows_left.h's records), but the markers the view does nothing
+   with (rows_left_drop_idle; waiting: int64 ids of the producers it holds records of). */
 static PyObject *Effects_add_checked(EffectsObject *e, PyObject *const *args,
                                      Py_ssize_t nargs) {
-    if (!arity_ok(nargs, 8,
+    if (!arity_ok(nargs, 9,
                   "add_checked(key_offsets, key_data, value_offsets, value_data, flags, "
-                  "producers, offsets, timestamps)"))
+                  "producers, offsets, timestamps, waiting)"))
         return NULL;
     if (effects_mode(e, 1) < 0) return NULL;
     BufferSet b = {.count = 0};
-    if (buffers_get(&b, args, 8) < 0) return NULL;
+    if (buffers_get(&b, args, 9) < 0) return NULL;
     PyObject *result = NULL, *kinds = NULL, *refused = NULL, *left = NULL;
     PassChecks out = {.refused = NULL};
     Py_ssize_t n;
@@ -806,6 +807,10 @@ static PyObject *Effects_add_checked(EffectsObject *e, PyObject *const *args,
     if (pass_columns(&b, &n, &c) < 0) goto done;
     if (n > INT32_MAX) {
         PyErr_SetString(PyExc_ValueError, "add_checked: more than 2**31 rows in a chunk");
+        goto done;
+    }
+    if (b.views[8].len % (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError, "add_checked: the waiting producers are not int64");
         goto done;
     }
     if (!(out.refused = PyMem_Malloc((n ? (size_t)n : 1) * sizeof(int32_t)))) {
@@ -824,6 +829,9 @@ static PyObject *Effects_add_checked(EffectsObject *e, PyObject *const *args,
         if (!row) goto done;
         PyList_SET_ITEM(refused, r, row);
     }
+    if (rows_left_drop_idle(&out.left, c.kdata, c.vdata, b.views[8].buf,
+                            (size_t)b.views[8].len / sizeof(int64_t)) < 0)
+        goto done;
     left = PyBytes_FromStringAndSize((const char *)out.left.rows,
                                      (Py_ssize_t)(out.left.len * sizeof(RowLeft)));
     if (!left) goto done;
@@ -1332,8 +1340,8 @@ static PyMethodDef Effects_methods[] = {
      "offsets, timestamps) -> kinds: rows of the engine's columns, in log order."},
     {"add_checked", (PyCFunction)(void (*)(void))Effects_add_checked, METH_FASTCALL,
      "add_checked(key_offsets, key_data, value_offsets, value_data, flags, producers, "
-     "offsets, timestamps) -> (kinds, newer, refused, left): rows of the engine's columns, in "
-     "log order, each offset commit checked as it is read."},
+     "offsets, timestamps, waiting) -> (kinds, newer, refused, left): rows of the engine's "
+     "columns, in log order, each offset commit checked as it is read."},
     {"add_commit_rows", (PyCFunction)(void (*)(void))Effects_add_commit_rows, METH_FASTCALL,
      "add_commit_rows(group_offsets, group_data, topic_offsets, topic_data, partitions, "
      "kinds, producers): commit rows in log order, by their decoded key."},

@@ -1,8 +1,9 @@
 /* rows_left: the rows of a chunk that add_checked's pass (commit_effects.h) leaves for Python
  * (read rows that are not offset commits it applied: other records, markers, commits it refused),
  * written as the pass reads each row, with what Python reads of them
- * (codegen.dumps.views.consumer_offsets.apply_chunk): Python then reads a few hundred records
- * instead of gathering from the chunk's columns, which the pass has pushed out of the caches.
+ * (codegen.dumps.views.consumer_offsets.apply_chunk), less the markers the view does nothing
+ * with (rows_left_drop_idle): Python then reads a few hundred records instead of gathering from
+ * the chunk's columns, which the pass has pushed out of the caches.
  *
  * A record is codegen.dumps.views.effects.LEFT_ROW (48 bytes, no padding): int64 producer (-1
  * where null), offset (-1 where null), timestamp (0 where null), as the pass is given them; int32
@@ -47,5 +48,44 @@ static int rows_left_add(RowsLeft *left, Py_ssize_t j, uint8_t kind, int refused
         .transactional = (f & ROW_TRANSACTIONAL) != 0,
         .refused = (uint8_t)refused,
     };
+    return 0;
+}
+
+/* Whether producer p is one of ids[0..n). */
+static int producer_among(const int64_t *ids, size_t n, int64_t p) {
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] == p) return 1;
+    return 0;
+}
+
+/* left's end-transaction markers that the view does nothing with dropped (a transactional
+   batch of offset commits ends with one: most of the rows left): a marker (kind 5 or 6) whose
+   producer is none of `waiting` (those the view holds records of) nor of a transactional data
+   row left, and that reads without an error (codegen.dumps.decoded.control_record: a key
+   version and a value version of 0 or more, a value of 6 bytes or more; a marker's key is 4
+   bytes or more). kdata, vdata: the key and value data. 0, or -1 with MemoryError. */
+static int rows_left_drop_idle(RowsLeft *left, const uint8_t *kdata, const uint8_t *vdata,
+                               const int64_t *waiting, size_t n_waiting) {
+    int64_t *pending = NULL; /* producers of transactional data rows left (rarely any) */
+    size_t n_pending = 0, cap = 0, kept = 0;
+    for (size_t i = 0; i < left->len; i++) {
+        const RowLeft *r = &left->rows[i];
+        if (!r->transactional || r->control) continue;
+        if (grow_array((void **)&pending, &cap, n_pending + 1, sizeof(int64_t)) < 0) {
+            PyMem_Free(pending);
+            return -1;
+        }
+        pending[n_pending++] = r->producer;
+    }
+    for (size_t i = 0; i < left->len; i++) {
+        const RowLeft *r = &left->rows[i];
+        int idle = r->kind >= 5 && kdata[r->key_start] < 0x80 && r->value_size >= 6 &&
+                   vdata[r->value_start] < 0x80 &&
+                   !producer_among(waiting, n_waiting, r->producer) &&
+                   !producer_among(pending, n_pending, r->producer);
+        if (!idle) left->rows[kept++] = *r;
+    }
+    left->len = kept;
+    PyMem_Free(pending);
     return 0;
 }

@@ -19,7 +19,12 @@ from codegen.dumps.views.commit_columns import engine_checks
 from codegen.dumps.views.commit_rows import DELETION_SCHEMA, commit_rows
 from codegen.dumps.views.commits import decode_commit_flags, decode_commits
 from codegen.dumps.views.compaction import ReducedChunks, flags
-from codegen.dumps.views.effects import CheckedRows, RecordEffects, native_enabled
+from codegen.dumps.views.effects import (
+    NO_PRODUCERS,
+    CheckedRows,
+    RecordEffects,
+    native_enabled,
+)
 from codegen.dumps.views.offsets import (
     deletions_in_effect,
     in_effect,
@@ -57,18 +62,23 @@ class CommittedOffsets:
             return decode_commit_flags(rb, package)
         return decode_commits(rb, package)
 
-    def add_checked(self, rb: pa.RecordBatch | pa.Table, package: str) -> CheckedRows | None:
+    def add_checked(
+        self,
+        rb: pa.RecordBatch | pa.Table,
+        package: str,
+        waiting: npt.NDArray[np.int64] = NO_PRODUCERS,
+    ) -> CheckedRows | None:
         """Add rows of the current log partition as the engine's columns give them, not
         decoded, where the engine's pass checks each of ``package``'s offset commits as it reads
-        it (:meth:`RecordEffects.add_checked`; the kinds, newer versions and refused rows it
-        found); None, adding nothing, where it does not (:meth:`decode` the rows and
-        :meth:`add` them)."""
+        it (:meth:`RecordEffects.add_checked`; the kinds, newer versions, refused rows and rows
+        left it found; ``waiting``: the producers a view holds records of); None, adding
+        nothing, where it does not (:meth:`decode` the rows and :meth:`add` them)."""
         if not native_enabled() or not engine_checks(package):
             return None
         rows = rb if isinstance(rb, pa.Table) else pa.Table.from_batches([rb])
         if self._effects is None:
             self._effects = RecordEffects(self._package)
-        return self._effects.add_checked(rows)
+        return self._effects.add_checked(rows, waiting)
 
     def add(self, decoded: pa.Table | pa.RecordBatch) -> npt.NDArray[np.uint8] | None:
         """Add decoded rows of the current log partition; with the engine, each row's kind

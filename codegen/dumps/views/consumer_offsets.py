@@ -33,8 +33,7 @@ from codegen.dumps.views.compacted import CompactedView
 from codegen.dumps.views.compaction import arrow_array, bits_at, flags, flags_at
 from codegen.dumps.views.cut import AsOf, batches_kept, kept_positions
 from codegen.dumps.views.effects import (
-    ABORT_MARKER,
-    COMMIT_MARKER,
+    NO_PRODUCERS,
     PLAIN_COMMIT,
     TRANSACTIONAL_TOMBSTONE,
     binary_buffers,
@@ -146,7 +145,7 @@ def apply_chunk(
     readable = None if error.null_count == n else flags(error.is_null())
     positions = rb.column("batchPosition").to_numpy(zero_copy_only=False)
     chunk = FileChunk(positions, readable)
-    checked = offsets.add_checked(rb, decoder.package)
+    checked = offsets.add_checked(rb, decoder.package, _waiting(view))
     if checked is not None:  # each commit checked in the engine's pass
         chunk.newer_commits = checked.newer
         left = _left_by_the_pass(rb, checked.left)
@@ -154,13 +153,18 @@ def apply_chunk(
         left = _decoded_and_added(rb, readable, offsets, decoder, chunk)
     # Everything else (few records), and the offset commits that did not decode (counted,
     # nothing to apply), in file order.
-    if left is None:
-        return chunk
-    if left.kinds is not None:
-        left = left.at(~_idle_markers(rb, left, left.kinds, view))
-    if len(left.rows):
+    if left is not None:
         _apply_others(rb, left, positions, view, decoder, chunk)
     return chunk
+
+
+def _waiting(view: CompactedView) -> npt.NDArray[np.int64]:
+    """The producers ``view`` holds records of (a null one is no number: the engine's pass reads
+    a null producer id as -1, which the view's None is not), whose markers the pass leaves to
+    it."""
+    if not view.pending:
+        return NO_PRODUCERS
+    return np.fromiter((p for p in view.pending if p is not None), np.int64)
 
 
 class _RowsLeft(Slotted):
@@ -172,27 +176,11 @@ class _RowsLeft(Slotted):
     transactional: npt.NDArray[np.bool_]
     keys: _Slices
     values: _Slices
-    kinds: npt.NDArray[np.uint8] | None
-    """Their kinds (:data:`~codegen.dumps.views.effects.PLAIN_COMMIT`, ...); None without the
-    engine."""
     failed: npt.NDArray[np.bool_] | None
     """Which are offset commits that did not decode (None: none)."""
     numbers: npt.NDArray[np.void] | None = None
     """The engine pass's records of them (:data:`~codegen.dumps.views.effects.LEFT_ROW`), whose
     producer ids, offsets and timestamps are read in place of the columns'."""
-
-    def at(self, keep: npt.NDArray[np.bool_]) -> _RowsLeft:
-        """The rows ``keep`` of these."""
-        return _RowsLeft(
-            self.rows[keep],
-            self.controls[keep],
-            self.transactional[keep],
-            _slices_at(self.keys, keep),
-            _slices_at(self.values, keep),
-            None if self.kinds is None else self.kinds[keep],
-            None if self.failed is None else self.failed[keep],
-            None if self.numbers is None else self.numbers[keep],
-        )
 
     def int64s(self, rb: pa.RecordBatch, name: str, null: int) -> npt.NDArray[np.int64]:
         """Their values of ``rb``'s int64 (or timestamp) column ``name``, ``null`` where null:
@@ -231,7 +219,6 @@ def _left_by_the_pass(rb: pa.RecordBatch, left: npt.NDArray[np.void]) -> _RowsLe
         left["transactional"],
         (left["key_start"], left["key_size"], key_valid, _data(key)),
         (left["value_start"], value_sizes, value_sizes >= 0, _data(rb.column("value"))),
-        left["kind"],
         left["refused"] if left["refused"].any() else None,
         left,
     )
@@ -275,7 +262,6 @@ def _decoded_and_added(
         flags_at(rb.column("isTransactional"), others),
         _binary_rows(rb.column("key"), others),
         _binary_rows(rb.column("value"), others),
-        None if kinds is None else kinds[others],
         None if failed is None else failed[others],
     )
 
@@ -373,35 +359,6 @@ def _decoded_rows(
         np.ascontiguousarray(offsets),
         np.ascontiguousarray(timestamps, np.int64),
     )
-
-
-def _idle_markers(
-    rb: pa.RecordBatch, left: _RowsLeft, kind: npt.NDArray[np.uint8], view: CompactedView
-) -> npt.NDArray[np.bool_]:
-    """Which of the rows ``left`` (``kind``: their kinds) are end-transaction markers the view does
-    nothing with: their producer has no record waiting in the view (offset commits wait in the
-    engine) nor among the rows left, and they decode without an error (a key version and a value
-    version of 0 or more, a value of 6 bytes or more, as
-    :func:`codegen.dumps.decoded.control_record` reads them). A transactional batch of offset
-    commits ends with one: most of the rows left."""
-    controls, transactional, values = left.controls, left.transactional, left.values
-    marker: npt.NDArray[np.bool_] = (kind == ABORT_MARKER) | (kind == COMMIT_MARKER)
-    if not marker.any():
-        return marker
-    pending_data = transactional & ~controls
-    if view.pending or pending_data.any():  # else no producer waits: the ids are not read
-        producers = left.int64s(rb, "producerId", -1)
-        waiting = set(view.pending)
-        waiting.update(producers[pending_data].tolist())
-        marker &= ~np.isin(producers, list(waiting))
-    key_starts, _, _, key_data = left.keys
-    key_version = key_data[key_starts[marker]]  # kinds 5 and 6 have keys of 4 bytes or more
-    value_starts, value_sizes, valid, value_data = _slices_at(values, marker)
-    sized = valid & (value_sizes >= 6)
-    value_version = np.zeros(len(value_starts), np.uint8)
-    value_version[sized] = value_data[value_starts[sized]]
-    marker[marker] = (key_version < 0x80) & sized & (value_version < 0x80)
-    return marker
 
 
 def _int64_rows(

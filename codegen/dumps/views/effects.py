@@ -58,6 +58,7 @@ __all__ = [
     "FLAG_COLUMNS",
     "LEFT_ROW",
     "NOTHING",
+    "NO_PRODUCERS",
     "PLAIN_COMMIT",
     "PLAIN_TOMBSTONE",
     "TRANSACTIONAL_COMMIT",
@@ -77,6 +78,9 @@ __all__ = [
     "release_history",
     "row_flags",
 ]
+
+NO_PRODUCERS: Final = np.zeros(0, np.int64)
+"""No producer ids (``add_checked``'s ``waiting``: a view holds no record)."""
 
 DELETED_HELD: Final = 1 << 16
 """Deleting tombstones the engine holds before they are taken out as bytes (a few MB), to be
@@ -300,13 +304,16 @@ class RecordEffects:
         self._take_held()
         return kinds
 
-    def add_checked(self, rows: pa.Table) -> CheckedRows:
+    def add_checked(
+        self, rows: pa.Table, waiting: npt.NDArray[np.int64] = NO_PRODUCERS
+    ) -> CheckedRows:
         """Add the rows as the engine's columns give them, not decoded: each offset commit is
-        checked by the engine's pass as it reads it (:func:`_add_checked`); what it found."""
+        checked by the engine's pass as it reads it (:func:`_add_checked`; ``waiting``: the
+        producers the view holds records of); what it found."""
         if not rows.num_rows:
             return CheckedRows(np.zeros(0, np.uint8), 0, [], np.zeros(0, LEFT_ROW))
         self._timestamp_type = rows.column("timestamp").type
-        checked = _add_checked(self._effects, rows)
+        checked = _add_checked(self._effects, rows, waiting)
         self._take_held()
         return checked
 
@@ -446,7 +453,9 @@ class CheckedRows(FrozenSlotted):
     left: npt.NDArray[np.void]
     """The rows read that the pass did not apply (kinds :data:`NOTHING`, :data:`ABORT_MARKER`,
     :data:`COMMIT_MARKER`; the refused among them), ascending, as it wrote them while it read
-    them (:data:`LEFT_ROW`)."""
+    them (:data:`LEFT_ROW`), but the end-transaction markers a view does nothing with
+    (``rows_left.h``: of no producer it holds records of, nor of a transactional data row left,
+    read without an error)."""
 
 
 LEFT_ROW: Final = np.dtype(
@@ -471,10 +480,13 @@ chunk; its key's and value's start and size in their column's data (a value size
 its kind; whether it is a control record, of a transactional batch, a commit refused."""
 
 
-def _add_checked(effects: Any, rows: pa.Table | pa.RecordBatch) -> CheckedRows:
+def _add_checked(
+    effects: Any, rows: pa.Table | pa.RecordBatch, waiting: npt.NDArray[np.int64] = NO_PRODUCERS
+) -> CheckedRows:
     """Rows of the engine's columns (not decoded) to the engine, which checks each offset commit
     as it reads it (``CommitEffects.add_checked``, ``commit_check.h``: the check
-    ``commit_columns`` decodes with) and, in history mode, reads its numbers from its value."""
+    ``commit_columns`` decodes with) and, in history mode, reads its numbers from its value;
+    ``waiting``: the producers a view holds records of, whose markers are left to it."""
     key_offsets, key_data = binary_buffers(rows.column("key"))
     value_offsets, value_data = binary_buffers(rows.column("value"))
     kinds, newer, refused, left = effects.add_checked(
@@ -486,6 +498,7 @@ def _add_checked(effects: Any, rows: pa.Table | pa.RecordBatch) -> CheckedRows:
         int64_numbers(rows.column("producerId"), -1),
         int64_numbers(rows.column("offset"), -1),
         int64_numbers(rows.column("timestamp"), 0),
+        waiting,
     )
     return CheckedRows(
         np.frombuffer(kinds, np.uint8), newer, refused, np.frombuffer(left, LEFT_ROW)
