@@ -248,3 +248,17 @@ def test_lag_reports_a_damaged_data_partition(
     finally:
         use_backend(None)
     assert list(map(error_line, errors)) == [line]
+
+
+def test_html_report_names_a_damaged_data_partition(tmp_path: Path) -> None:
+    """The html report lists the data partition's error (its coordinator's, said by groups'
+    read too, once each: test_html_report_names_the_damage)."""
+    pytest.importorskip("matplotlib")
+    data, positions = _lag_dump(tmp_path / "damaged", list(range(_DATA_BATCHES)))
+    data.write_bytes(_damaged(data.read_bytes(), positions, "crc"))
+    (line, _) = _run(dump_command, str(data.parent)).stderr.splitlines()
+    out = tmp_path / "lag.html"
+    got = _run(lag_command, str(tmp_path / "damaged"), "--format", "html", "--output", str(out))
+    assert (got.exit_code, got.stderr) == (EXIT_DAMAGE, line + "\n")
+    text = out.read_text()
+    assert "1 error reading the dump" in text and text.count("<li><code>") == 1

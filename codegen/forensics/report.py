@@ -78,10 +78,14 @@ def html_report(
     point = parse_as_of(as_of) if as_of is not None else None
     dirs = discover(list(paths))
     damage = ReadErrors()
-    lags = lag_reports(dirs, None, point, window)
-    # groups' read reports what lag's does (the same segments, the same check of each commit)
-    # and the other records that do not decode
+    lag_errors: list[ReadError] = []
+    lags = lag_reports(dirs, None, point, window, lag_errors)
+    # groups' read reports what lag's does of the coordinator partitions (the same segments,
+    # the same check of each commit) and the other records that do not decode; lag's adds the
+    # data partitions' segment errors
     groups = group_reports(dirs, None, point, damage.errors)
+    said = set(map(error_line, damage.errors))
+    damage.errors += [e for e in lag_errors if error_line(e) not in said]
     damage.write_new()
     if wanted:
         require_groups(wanted, {g.group for g in lags} | {g.group for g in groups})
