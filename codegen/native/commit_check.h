@@ -1,7 +1,8 @@
 /* commit_check(): one offset commit of __consumer_offsets checked as the generated readers
  * accept or refuse it, the one definition of the check: commit_columns() (commit_columns.h,
  * the _engine module) decodes each row with it, CommitEffects' pass (commit_effects.h, the
- * _records module) checks each commit with it as it reads the row.
+ * _records module) checks each commit with it as it reads the row. commit_key_parts() is the
+ * one reading of a key's layout, its identity's size too (commit_effects.h commit_key_size).
  *
  * The layouts are the shipped specs' (message_specs/consumer_offsets): the keys of record
  * types 0 (LegacyOffsetCommitKey) and 1 (OffsetCommitKey), version 0: group and topic
@@ -40,20 +41,47 @@ static HOT_INLINE int commit_utf8(const unsigned char *s, Py_ssize_t n) {
     return LIKELY(commit_ascii(s, n)) || utf8_valid(s, n);
 }
 
+/* The length of the int16-length string at d[o:len] (its bytes follow the 2 of the length),
+   -1 where the reader refuses it: too short for the length, negative, past len. Its bytes are
+   not looked at: commit_utf8 checks them. */
+static HOT_INLINE Py_ssize_t commit_string16_size(const unsigned char *d, Py_ssize_t len,
+                                                  Py_ssize_t o) {
+    if (len - o < 2) return -1;
+    Py_ssize_t n = (int16_t)load16(d + o);
+    return (size_t)n > (size_t)(len - o - 2) ? -1 : n; /* negative: the unsigned compare */
+}
+
 /* An int16-length string at d[*pos:len]: its start and length, 0; -1 where the reader refuses it
-   (too short, negative, past the end, not UTF-8). */
+   (commit_string16_size's, or not UTF-8). */
 static HOT_INLINE int commit_string16(const unsigned char *d, Py_ssize_t len, Py_ssize_t *pos,
                                       Py_ssize_t *start, Py_ssize_t *size) {
-    Py_ssize_t o = *pos;
-    if (len - o < 2) return -1;
-    int64_t n = (int16_t)load16(d + o);
-    o += 2;
-    if ((uint64_t)n > (uint64_t)(len - o) || !commit_utf8(d + o, (Py_ssize_t)n))
-        return -1; /* negative (the unsigned compare), past the end, not UTF-8 */
+    Py_ssize_t o = *pos + 2, n = commit_string16_size(d, len, *pos);
+    if (n < 0 || !commit_utf8(d + o, n)) return -1;
     *start = o;
-    *size = (Py_ssize_t)n;
-    *pos = o + (Py_ssize_t)n;
+    *size = n;
+    *pos = o + n;
     return 0;
+}
+
+/* An offset commit key's bytes after its type, kb[0:kn]: the group and the topic (int16-length
+   strings, commit_string16_size) and the partition (int32). 0 with the group's and topic's
+   lengths in *group and *topic, -1 where the reader refuses them. */
+static HOT_INLINE int commit_key_parts(const unsigned char *kb, Py_ssize_t kn, Py_ssize_t *group,
+                                       Py_ssize_t *topic) {
+    Py_ssize_t strings = kn - 4; /* the partition's 4 bytes end the key */
+    Py_ssize_t gn = commit_string16_size(kb, strings, 0);
+    if (gn < 0) return -1;
+    Py_ssize_t tn = commit_string16_size(kb, strings, 2 + gn);
+    if (tn < 0) return -1;
+    *group = gn;
+    *topic = tn;
+    return 0;
+}
+
+/* The size of a key's bytes after its type up to its partition's end (its identity), of these
+   group and topic lengths (commit_key_parts'). */
+static HOT_INLINE Py_ssize_t commit_key_parts_size(Py_ssize_t group, Py_ssize_t topic) {
+    return 2 + group + 2 + topic + 4;
 }
 
 /* A compact (uvarint length + 1) non-null string, as the flexible versions write it. */
@@ -139,21 +167,17 @@ typedef struct {
 static HOT_INLINE int commit_check(int t, const unsigned char *kb, Py_ssize_t kn, int has_value,
                                    const unsigned char *vb, Py_ssize_t vn, CommitChecked *out) {
     out->has_version = out->newer = 0;
-    /* the group's length, the group and the topic's length, then the topic and the partition
-       (a negative length refused by the unsigned compare) */
-    if (kn < 4) return -1;
-    Py_ssize_t gn = (int16_t)load16(kb);
-    if ((size_t)gn > (size_t)(kn - 4)) return -1;
-    Py_ssize_t ts = 2 + gn + 2, tn = (int16_t)load16(kb + 2 + gn);
-    if (kn - ts < 4 || (size_t)tn > (size_t)(kn - ts - 4)) return -1;
+    Py_ssize_t gn, tn;
+    if (commit_key_parts(kb, kn, &gn, &tn) < 0) return -1;
+    Py_ssize_t ts = 2 + gn + 2;
     if (!LIKELY(commit_ascii(kb + 2, gn + 2 + tn)) &&
-        (!utf8_valid(kb + 2, gn) || !utf8_valid(kb + ts, tn)))
+        (!commit_utf8(kb + 2, gn) || !commit_utf8(kb + ts, tn)))
         return -1;
     out->group_start = 2;
     out->group_size = gn;
     out->topic_start = ts;
     out->topic_size = tn;
-    out->key_size = ts + tn + 4;
+    out->key_size = commit_key_parts_size(gn, tn);
     out->partition = (int32_t)load32(kb + ts + tn);
     if (!has_value) {
         out->value = (CommitValue){0}; /* (never read: set for the compiler's sake) */
