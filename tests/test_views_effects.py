@@ -264,12 +264,34 @@ def _commit_key_end(key: bytes) -> int:
     return at if topic >= -1 and at <= len(key) else -1
 
 
+def _identity(key: bytes) -> bytes:
+    """A key's identity: its bytes after the type up to its partition's end, all of them
+    when they are not an offset commit key (_commit_key_end)."""
+    end = _commit_key_end(key)
+    return key[2:end] if end >= 0 else key[2:]
+
+
 def _shaped_key(group: int, topic: int, tail: int) -> bytes:
     """An OffsetCommitKey's bytes with these group and topic lengths (below 0: no bytes),
     ``tail`` bytes after its partition (below 0: cut short by as many)."""
     key = b"\x00\x01" + group.to_bytes(2, "big", signed=True) + b"g" * max(group, 0)
     key += topic.to_bytes(2, "big", signed=True) + b"t" * max(topic, 0) + b"\x00\x00\x00\x07"
     return key + b"x" * tail if tail >= 0 else key[:tail]
+
+
+def _keys_of_every_shape(rng: random.Random) -> list[bytes]:
+    """OffsetCommitKeys whose group and topic lengths end them at their last byte, with bytes
+    after their partition, cut short, of a group or topic length of -1 or below, of one that
+    reaches past the key, of 10 bytes and fewer."""
+    keys = [
+        _shaped_key(group, topic, tail)
+        for group in (-2, -1, 0, 1, 5, 300)
+        for topic in (-2, -1, 0, 3)
+        for tail in (-5, -3, -1, 0, 1, 2, 7)
+    ]
+    keys += [b"\x00\x01" + bytes(rng.randrange(4)) * n for n in range(12)]
+    keys += [b"\x00\x01\x00" + bytes([n]) + b"g" * 6 for n in range(12)]  # past the key
+    return keys
 
 
 def test_a_keys_identity_is_its_bytes_up_to_its_partition() -> None:
@@ -281,20 +303,12 @@ def test_a_keys_identity_is_its_bytes_up_to_its_partition() -> None:
     from codegen.native import _records
 
     rng = random.Random(3)
-    keys = [
-        _shaped_key(group, topic, tail)
-        for group in (-2, -1, 0, 1, 5, 300)
-        for topic in (-2, -1, 0, 3)
-        for tail in (-5, -3, -1, 0, 1, 2, 7)
-    ]
-    keys += [b"\x00\x01" + bytes(rng.randrange(4)) * n for n in range(12)]
-    keys += [b"\x00\x01\x00" + bytes([n]) + b"g" * 6 for n in range(12)]  # past the key
+    keys = _keys_of_every_shape(rng)
     rows = [rng.choice(keys) for _ in range(3_000)]
     values = [rng.randbytes(rng.choice([0, 8, 24])) for _ in rows]
     live: dict[bytes, tuple[int, bytes]] = {}
     for i, (key, value) in enumerate(zip(rows, values, strict=True)):
-        end = _commit_key_end(key)
-        live[key[2:end] if end >= 0 else key[2:]] = (i, value)
+        live[_identity(key)] = (i, value)
     effects = _records.CommitEffects()
     start = 0
     while start < len(rows):
@@ -310,6 +324,41 @@ def test_a_keys_identity_is_its_bytes_up_to_its_partition() -> None:
         start += n
     assert _live_of(effects) == live
     assert len(live) < len(set(keys))  # some keys differ only after their partition
+
+
+def test_the_checks_key_identity_is_add_records() -> None:
+    """The pass's check reads a key's identity (commit_key_parts, commit_check.h) as
+    add_records does (commit_key_size): commits of keys of every shape, each with a good
+    value, through add_checked are live under the identity add_records gives them, and a key
+    whose group or topic length is below 0 or reaches past it is refused, every row of it."""
+    from codegen.native import _records
+
+    rng = random.Random(5)
+    keys = _keys_of_every_shape(rng)
+    rows = [rng.choice(keys) for _ in range(2_000)]
+    values = [  # OffsetCommitValue v1: offset, metadata, commit and expire timestamps
+        b"\x00\x01" + i.to_bytes(8, "big") + b"\x00\x01m" + bytes(16) for i in range(len(rows))
+    ]
+    args = (
+        *_buffers(pa.array(rows, pa.binary())), *_buffers(pa.array(values, pa.binary())),
+        np.full(len(rows), DECODED, np.uint8), np.full(len(rows), -1, np.int64),
+        np.arange(len(rows), dtype=np.int64), np.zeros(len(rows), np.int64),
+    )  # fmt: skip
+    records, checked = _records.CommitEffects(), _records.CommitEffects()
+    records.add_records(*args)
+    _, newer, refused, _ = checked.add_checked(*args, np.zeros(0, np.int64))  # no producers
+
+    def accepted(key: bytes) -> bool:  # (no null group or topic: the lengths of -1 refused)
+        group = int.from_bytes(key[2:4], "big", signed=True)
+        if _commit_key_end(key) < 0 or group < 0:
+            return False
+        return int.from_bytes(key[4 + group : 6 + group], "big", signed=True) >= 0
+
+    assert refused == [i for i, key in enumerate(rows) if not accepted(key)]
+    assert 0 < len(refused) < len(rows) and newer == 0
+    kept = {_identity(key) for key in rows if accepted(key)}
+    live = _live_of(records)
+    assert _live_of(checked) == {key: row for key, row in live.items() if key in kept}
 
 
 def _assert_each_keys_last_value(

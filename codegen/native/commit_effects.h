@@ -385,18 +385,13 @@ static HOT_INLINE Py_ssize_t commit_key_end(const uint8_t *key, Py_ssize_t size)
 }
 
 /* The size of a key's part after the type that is its identity: an offset commit key's bytes
-   up to its partition (commit_key_end), or all of them after the type when they are not one.
-   A key whose group and topic end it at its last byte (nearly every key) is known by two
-   loads and one compare, without commit_key_end's checks of each length on its own (some 10
-   instructions a row): a group length from 0 to bytes - 10 leaves the topic's length and the
-   partition within the key, and a topic length below 0 cannot end it there. */
+   up to its partition, as the check reads them (commit_key_parts, commit_check.h), else as
+   commit_key_end reads them (null strings), or all of them after the type when they are not
+   one. */
 static HOT_INLINE int32_t commit_key_size(const uint8_t *key, int32_t bytes) {
-    if (LIKELY(bytes >= 10)) {
-        int32_t group = (int16_t)load16(key + 2);
-        if (LIKELY((uint32_t)group <= (uint32_t)(bytes - 10)) &&
-            LIKELY(10 + group + (int16_t)load16(key + 4 + group) == bytes))
-            return bytes - 2;
-    }
+    Py_ssize_t group, topic;
+    if (LIKELY(commit_key_parts(key + 2, bytes - 2, &group, &topic) == 0))
+        return (int32_t)commit_key_parts_size(group, topic);
     Py_ssize_t end = commit_key_end(key, bytes);
     return (int32_t)((end < 0 ? bytes : end) - 2);
 }
