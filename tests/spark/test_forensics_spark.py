@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import uuid
 from pathlib import Path
 from typing import Any
@@ -16,8 +17,10 @@ from test_forensics_lag import commit_record, write_lag_scenarios
 from v2_batches import with_newer_header
 
 from codegen.dumps import SegmentWriter
+from codegen.dumps.batch_rows import batch_rows
 from codegen.dumps.coordinator import decode_batches
-from codegen.dumps.model import ControlType
+from codegen.dumps.model import ControlType, ReadError
+from codegen.dumps.writer import encode_record_batch
 from codegen.forensics.coordinator_logs import dump_partitions
 from codegen.forensics.downgrade import check_downgrade
 from codegen.forensics.groups import AsOf, GroupsView, group_reports
@@ -542,6 +545,41 @@ def test_lag_matches_the_python_api_on_every_status(spark: Any, lag_folder: Path
 def test_lag_matches_the_python_api(spark: Any, synth: Path, name: str) -> None:
     path = synth if name == "synth" else REAL / "aibulb"
     assert spark_lag(spark, path, window=10) == python_lag(path, window=10)
+
+
+@pytest.fixture(scope="module")
+def damaged_lag(lag_folder: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The lag scenarios damaged: a byte of batch 3's records flipped in __consumer_offsets-0
+    and of batch 5's in t-0 (their CRCs no longer match), and an offset commit that does not
+    decode (a v3 value with no room for its offset) appended to __consumer_offsets-0."""
+    out = tmp_path_factory.mktemp("forensics-damaged") / "dump"
+    shutil.copytree(lag_folder, out)
+    for folder, batch in (("__consumer_offsets-0", 3), ("t-0", 5)):
+        (segment,) = (out / folder).glob("*.log")
+        rows = batch_rows(segment)
+        data = bytearray(segment.read_bytes())
+        data[rows.column("batchPosition")[batch].as_py() + 70] ^= 0xFF
+        if folder.startswith("__"):
+            key, _ = commit_record("g-refused", "t", 0, 1, LAG_T0)
+            next_offset = rows.column("lastOffset")[-1].as_py() + 1
+            data += encode_record_batch([(key, b"\x00\x03\x00")], base_offset=next_offset)
+        segment.write_bytes(bytes(data))
+    return out
+
+
+def test_answers_on_damaged_input_match_the_python_api(spark: Any, damaged_lag: Path) -> None:
+    """Of damaged input the answers are of the rows read whole, the Python API's (which also
+    lists what it left out; Spark's functions leave the same out: docs/forensics.md)."""
+    errors: list[ReadError] = []
+    lag_reports(damaged_lag, errors=errors)
+    damaged = sorted((type(e).__name__, Path(e.file or "").parent.name) for e in errors)
+    assert damaged == [
+        ("RecordError", "__consumer_offsets-0"),
+        ("SegmentError", "__consumer_offsets-0"),
+        ("SegmentError", "t-0"),
+    ]
+    assert spark_lag(spark, damaged_lag, window=3) == python_lag(damaged_lag, window=3)
+    assert spark_groups(spark, damaged_lag) == python_groups(damaged_lag)
 
 
 @pytest.mark.parametrize("newest", ["marker", "compacted"])
