@@ -367,3 +367,26 @@ def coordinator_records(topic: str) -> st.SearchStrategy[tuple[bytes | None, byt
     pairs.append(st.tuples(st.just(b"\x00\x63\x00\x01g"), st.binary(max_size=4)))  # unknown type
     pairs.append(st.tuples(st.binary(max_size=3), st.binary(max_size=3)))
     return st.one_of(*pairs)
+
+
+def _mutated(pair: tuple[bytes | None, bytes | None], flip: int, cut: bool) -> Any:
+    """A record with a byte of its value flipped (flip: where and by what; 0: none) and the
+    value cut in half (cut)."""
+    key, value = pair
+    if value and flip:
+        i = flip % len(value)
+        value = value[:i] + bytes([value[i] ^ ((flip >> 8) % 255 + 1)]) + value[i + 1 :]
+    if value and cut:
+        value = value[: len(value) // 2]
+    return key, value
+
+
+def drawn_coordinator_records(
+    topic: str,
+) -> st.SearchStrategy[list[tuple[bytes | None, bytes | None]]]:
+    """1 to 10 records of :func:`coordinator_records`, some mutated: a flipped byte, a cut
+    value."""
+    mutated = st.builds(
+        _mutated, coordinator_records(topic), st.integers(0, 1 << 16), st.booleans()
+    )
+    return st.lists(st.one_of(coordinator_records(topic), mutated), min_size=1, max_size=10)

@@ -14,16 +14,14 @@ tests/test_text_table.py.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import coordinator_records
+from strategies import drawn_coordinator_records
+from test_jsonl_native import DUMPED_FOLDERS, assert_dump_same_on_both_backends, coordinator_files
 
 from codegen.dumps import encode_control_batch, encode_record_batch
-from codegen.dumps.command import dump_command
 from codegen.dumps.coordinator import COORDINATOR_TOPICS, decode_batches
 from codegen.dumps.json_text import jsontext_module
 from codegen.dumps.log_dirs import RowSource
@@ -61,13 +59,7 @@ def _same_cells(rows: list[TableRow]) -> None:
     assert got == (expected or [[] for _ in got])
 
 
-def _coordinator_files() -> list[Path]:
-    return sorted(
-        p for p in DATA.rglob("*.log") if p.parent.name.rpartition("-")[0] in COORDINATOR_TOPICS
-    )
-
-
-@pytest.mark.parametrize("path", _coordinator_files(), ids=lambda p: str(p.relative_to(DATA)))
+@pytest.mark.parametrize("path", coordinator_files(), ids=lambda p: str(p.relative_to(DATA)))
 def test_native_cells_are_the_reference_on_real_files(path: Path) -> None:
     _same_cells(_rows(path.parent.name.rpartition("-")[0], str(path), str(path)))
 
@@ -76,20 +68,9 @@ def test_native_cells_are_the_reference_on_real_files(path: Path) -> None:
 def test_native_cells_are_the_reference_on_drawn_records(topic: str) -> None:
     """Drawn records, some mutated (a flipped byte, a cut value), and a torn batch after them."""
 
-    def mutate(pair: tuple[bytes | None, bytes | None], flip: int, cut: bool) -> Any:
-        key, value = pair
-        if value and flip:
-            i = flip % len(value)
-            value = value[:i] + bytes([value[i] ^ ((flip >> 8) % 255 + 1)]) + value[i + 1 :]
-        if value and cut:
-            value = value[: len(value) // 2]
-        return key, value
-
-    mutated = st.builds(mutate, coordinator_records(topic), st.integers(0, 1 << 16), st.booleans())
-
     @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
     @given(
-        records=st.lists(st.one_of(coordinator_records(topic), mutated), min_size=1, max_size=10),
+        records=drawn_coordinator_records(topic),
         timestamp=st.sampled_from([-1, 0, 1_700_000_000_123, 253_402_300_799_999, 1 << 50]),
     )
     def check(records: list[tuple[bytes | None, bytes | None]], timestamp: int) -> None:
@@ -102,17 +83,6 @@ def test_native_cells_are_the_reference_on_drawn_records(topic: str) -> None:
     check()
 
 
-def _dump(args: list[str], backend: str) -> tuple[bytes, str, int]:
-    result = CliRunner().invoke(dump_command, args, env={"SPECGEN_BACKEND": backend})
-    return result.stdout_bytes, result.stderr, result.exit_code
-
-
-@pytest.mark.parametrize(
-    "folder",
-    ["kafka-data/aibulb", "kafka-data/ldi-poc", "kafka-data/mscaldas-spooldir", "dumplog"],
-)
+@pytest.mark.parametrize("folder", DUMPED_FOLDERS)
 def test_dump_table_is_the_same_on_both_backends(folder: str) -> None:
-    paths = [str(p) for p in sorted((DATA / folder).rglob("*.log"))]
-    native = _dump([*paths, "--format", "table"], "native")
-    pure = _dump([*paths, "--format", "table"], "pure")
-    assert native[0] and native == pure
+    assert_dump_same_on_both_backends(folder, "table")
