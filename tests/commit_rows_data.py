@@ -10,6 +10,7 @@ import uuid
 import numpy as np
 import pyarrow as pa
 
+from codegen.dumps.decoded import control_record
 from codegen.dumps.views import commits, effects
 from codegen.dumps.views.commit_columns import (
     native_commit_columns,
@@ -179,7 +180,11 @@ def assert_checked_in_the_pass(
         newer = flags(decoded.column("isNewerVersion"))
         assert checked.newer == int(np.count_nonzero(newer & applied))
         assert checked.refused == sorted(r for r in errors if commit[r])
-        _assert_left(rows, checked, read & ~applied)
+        _assert_left(rows, checked, read & ~applied & ~_idle_markers(rows, kinds, read & ~applied))
+        # markers of a producer the view holds records of are left to it, every one
+        everyone = np.unique(effects.int64_numbers(rows.column("producerId"), -1))
+        waited = effects._add_checked(effects._engine_type()(history=history), rows, everyone)
+        _assert_left(rows, waited, read & ~applied)
         if history:
             # a COMMIT marker of the transactional rows' producer: they take effect too
             marker = _record_rows(
@@ -201,6 +206,22 @@ def _history_numbers(decoded: pa.Table) -> tuple[np.ndarray, ...]:
     validity (every one valid: the -1 is the reference's)."""
     committed, times, epochs = commit_numbers(decoded)
     return committed, times, epochs.astype(np.int32), np.ones(len(epochs), np.uint8)
+
+
+def _idle_markers(rows: pa.Table, kinds: np.ndarray, left: np.ndarray) -> np.ndarray:
+    """The markers the pass drops of the rows ``left`` when the view waits on no producer: an
+    end-transaction marker that reads without an error (the reference's ``control_record``),
+    of a producer with no transactional data row among those left."""
+    producers = effects.int64_numbers(rows.column("producerId"), -1)
+    control = flags(rows.column("isControl"))
+    transactional = flags(rows.column("isTransactional"))
+    pending = set(producers[left & transactional & ~control].tolist())
+    keys, values = rows.column("key").to_pylist(), rows.column("value").to_pylist()
+    idle = np.zeros(rows.num_rows, np.bool_)
+    for r in np.nonzero(left & (kinds >= effects.ABORT_MARKER))[0].tolist():
+        read_whole = control_record((r, 0, keys[r], values[r])).error is None
+        idle[r] = read_whole and int(producers[r]) not in pending
+    return idle
 
 
 def _assert_left(rows: pa.Table, checked: effects.CheckedRows, left: np.ndarray) -> None:
