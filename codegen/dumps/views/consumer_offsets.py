@@ -34,6 +34,7 @@ from codegen.dumps.views.compaction import arrow_array, bits_at, flags, flags_at
 from codegen.dumps.views.cut import AsOf, batches_kept, kept_positions
 from codegen.dumps.views.effects import (
     NO_PRODUCERS,
+    PASS_NULLS,
     PLAIN_COMMIT,
     TRANSACTIONAL_TOMBSTONE,
     binary_buffers,
@@ -184,10 +185,10 @@ class _RowsLeft(Slotted):
 
     def int64s(self, rb: pa.RecordBatch, name: str, null: int) -> npt.NDArray[np.int64]:
         """Their values of ``rb``'s int64 (or timestamp) column ``name``, ``null`` where null:
-        the engine's where it read them with that null (``producerId``: -1, ``offset``: -1,
-        ``timestamp``: 0)."""
+        the engine's where it read them with that null
+        (:data:`~codegen.dumps.views.effects.PASS_NULLS`)."""
         column = rb.column(name)
-        if self.numbers is not None and (_PASS_NULLS[name] == null or not column.null_count):
+        if self.numbers is not None and (PASS_NULLS[name] == null or not column.null_count):
             return self.numbers[_PASS_FIELDS[name]]
         return _int64_rows(column, self.rows, null)
 
@@ -195,9 +196,6 @@ class _RowsLeft(Slotted):
 _PASS_FIELDS: Final = {"producerId": "producer", "offset": "offset", "timestamp": "timestamp"}
 """The field of the engine's records (:data:`~codegen.dumps.views.effects.LEFT_ROW`) of each
 int64 column."""
-_PASS_NULLS: Final = {"producerId": -1, "offset": -1, "timestamp": 0}
-"""What the engine's pass reads a null of each int64 column as
-(:func:`~codegen.dumps.views.effects.int64_numbers`)."""
 
 
 def _left_by_the_pass(rb: pa.RecordBatch, left: npt.NDArray[np.void]) -> _RowsLeft | None:

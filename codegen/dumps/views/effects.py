@@ -59,6 +59,7 @@ __all__ = [
     "LEFT_ROW",
     "NOTHING",
     "NO_PRODUCERS",
+    "PASS_NULLS",
     "PLAIN_COMMIT",
     "PLAIN_TOMBSTONE",
     "TRANSACTIONAL_COMMIT",
@@ -480,6 +481,12 @@ chunk; its key's and value's start and size in their column's data (a value size
 its kind; whether it is a control record, of a transactional batch, a commit refused."""
 
 
+PASS_NULLS: Final = {"producerId": -1, "offset": -1, "timestamp": 0}
+"""What the engine's checked pass reads a null of each int64 column as (:func:`int64_numbers`
+given it by :func:`_add_checked`), and so what its records of the rows left
+(:data:`LEFT_ROW`) hold for one."""
+
+
 def _add_checked(
     effects: Any, rows: pa.Table | pa.RecordBatch, waiting: npt.NDArray[np.int64] = NO_PRODUCERS
 ) -> CheckedRows:
@@ -495,9 +502,9 @@ def _add_checked(
         value_offsets,
         value_data,
         row_flags(rows, checked=True),
-        int64_numbers(rows.column("producerId"), -1),
-        int64_numbers(rows.column("offset"), -1),
-        int64_numbers(rows.column("timestamp"), 0),
+        int64_numbers(rows.column("producerId"), PASS_NULLS["producerId"]),
+        int64_numbers(rows.column("offset"), PASS_NULLS["offset"]),
+        int64_numbers(rows.column("timestamp"), PASS_NULLS["timestamp"]),
         waiting,
     )
     return CheckedRows(
