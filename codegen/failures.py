@@ -2,7 +2,9 @@
 
 - **Damaged input** (exit :data:`EXIT_DAMAGE`, 1): the input was read but some of it could not
   be: a batch not read (a segment error) or a record that did not decode. Each is reported on
-  stderr as it is met and reading goes on: the answer is that of what was read.
+  stderr before the answer (or before the part of it read with it) and reading goes on: the
+  answer is that of what was read. (A missing extra, said in one line before any work, exits
+  1 too: ``codegen.cli``.)
 - **Bad input** (exit 2): what the user gave is not what the command reads: a path, an option,
   data that is not Kafka's. The code says so by raising :class:`~codegen.errors.BadInputError`
   (or click's usage errors); the command prints ``COMMAND: message``, the message saying what

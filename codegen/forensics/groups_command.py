@@ -114,7 +114,9 @@ def groups_command(
 
     Exit status: 0; 1 when some of the input could not be read (a batch not read, a record
     that did not decode: each is said on stderr as dump says it, and the answer is that of
-    what was read); 2 when PATH holds no __consumer_offsets (the error says what it holds).
+    what was read); 1 also for --format html without
+    the report extra (said before any work); 2 when PATH holds no __consumer_offsets (the error
+    says what it holds).
 
     \b
     Examples:

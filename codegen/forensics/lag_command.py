@@ -115,7 +115,9 @@ def lag_command(
 
     Exit status: 0; 1 when some of the input could not be read (a batch not read, an offset
     commit that did not decode: each is said on stderr as dump says it, and the answer is that
-    of what was read); 2 when PATH holds no __consumer_offsets (the error says what it holds).
+    of what was read); 1 also for --format html without
+    the report extra (said before any work); 2 when PATH holds no __consumer_offsets (the error
+    says what it holds).
 
     \b
     Examples:
