@@ -551,6 +551,35 @@ def test_the_pass_leaves_to_python_the_markers_the_view_reads(
         _records.CommitEffects().add_checked(*rows, b"\x06")
 
 
+@pytest.mark.parametrize("history", [False, True])
+def test_a_chunk_add_checked_refuses_changes_nothing(history: bool) -> None:
+    """add_checked refuses a chunk, or takes it whole: its checks and the room for the rows it
+    leaves (rows_left.h, reserved) come before the pass, so a chunk refused (here its waiting
+    producers not int64) adds no key and numbers no row, and the next chunk's keys are first
+    seen at the rows after the last chunk taken."""
+    from codegen.native import _records
+
+    def chunk(first: int, n: int) -> tuple[Any, ...]:
+        keys = [_key(False, "g", "t", first + i) for i in range(n)]
+        values = [  # OffsetCommitValue v1: offset, metadata, commit and expire timestamps
+            b"\x00\x01" + i.to_bytes(8, "big") + b"\x00\x01m" + bytes(16) for i in range(n)
+        ]
+        return (
+            *_buffers(pa.array(keys, pa.binary())), *_buffers(pa.array(values, pa.binary())),
+            np.full(n, DECODED, np.uint8), np.full(n, -1, np.int64),
+            np.arange(first, first + n, dtype=np.int64), np.zeros(n, np.int64),
+        )  # fmt: skip
+
+    checked = _records.CommitEffects(history=history)
+    checked.add_checked(*chunk(0, 5), effects.NO_PRODUCERS)
+    with pytest.raises(ValueError, match="not int64"):
+        checked.add_checked(*chunk(5, 7), b"\x06")
+    assert checked.key_count == 5
+    checked.add_checked(*chunk(5, 3), effects.NO_PRODUCERS)
+    assert checked.key_count == 8
+    assert np.frombuffer(checked.key_rows(5), np.int64).tolist() == [5, 6, 7]
+
+
 def test_every_rows_key_offsets_are_checked_and_a_short_key_is_no_commit() -> None:
     """A key's or value's offsets outside its data (falling, or past its end) are an error on
     a row of any flags and before any row takes effect; a key too short for a record type (or

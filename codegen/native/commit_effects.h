@@ -556,21 +556,19 @@ typedef struct {
 
 /* What add_checked's pass found of the commits it checked: the rows refused (in order; room for
    every row), how many of those it accepted were newer than the specs, and the rows left for
-   Python (rows_left.h; no_room: one did not fit, MemoryError set). */
+   Python (rows_left.h; room for every row, reserved before the pass: nothing fails in it but
+   the key store's). */
 typedef struct {
     int32_t *refused;
     Py_ssize_t refused_len, newer;
     RowsLeft left;
-    int no_room;
 } PassChecks;
 
-/* Row j (kind, refused) to the rows left for Python (add_checked); out->no_room if it did
-   not fit (the pass goes on and fails at its end). */
+/* Row j (kind, refused) to the rows left for Python (add_checked). */
 static inline void pass_left(const PassColumns *c, Py_ssize_t j, uint8_t kind, int refused,
                              PassChecks *out) {
-    if (rows_left_add(&out->left, j, kind, refused, c->koff, c->voff, c->flag, c->producer,
-                      c->offset, c->time) < 0)
-        out->no_room = 1;
+    rows_left_add(&out->left, j, kind, refused, c->koff, c->voff, c->flag, c->producer,
+                  c->offset, c->time);
 }
 
 /* Row j looked at ahead of its turn: its kind into kind[j] (commit_kinds.h), and for kinds 1
@@ -690,7 +688,7 @@ static HOT_INLINE int effects_pass(EffectsObject *e, const PassColumns *c, Py_ss
         if (effects_row(e, ki, key, c->producer[i], r, history ? *noted : d, value) < 0)
             return -1;
     }
-    return check && out->no_room ? -1 : 0;
+    return 0;
 }
 
 /* The eight columns add_records and add_checked both take first (b's first eight views) into
@@ -808,25 +806,28 @@ static PyObject *Effects_add_checked(EffectsObject *e, PyObject *const *args,
         PyErr_SetString(PyExc_ValueError, "add_checked: the waiting producers are not int64");
         goto done;
     }
+    /* room for every row refused and left, made before the pass changes the key store: a row
+       that did not fit in the pass left the chunk applied but not counted (e->rows) and its
+       rows not given back */
     if (!(out.refused = PyMem_Malloc((n ? (size_t)n : 1) * sizeof(int32_t)))) {
         PyErr_NoMemory();
         goto done;
     }
+    if (rows_left_reserve(&out.left, (size_t)n) < 0) goto done;
     if (!(kinds = PyBytes_FromStringAndSize(NULL, n))) goto done;
     uint8_t *kind = (uint8_t *)PyBytes_AS_STRING(kinds);
     if ((e->keep_history ? effects_pass(e, &c, n, kind, 1, 1, &out)
                          : effects_pass(e, &c, n, kind, 0, 1, &out)) < 0)
         goto done;
     e->rows += n;
+    rows_left_drop_idle(&out.left, c.kdata, c.vdata, b.views[8].buf,
+                        (size_t)b.views[8].len / sizeof(int64_t));
     if (!(refused = PyList_New(out.refused_len))) goto done;
     for (Py_ssize_t r = 0; r < out.refused_len; r++) {
         PyObject *row = PyLong_FromLong(out.refused[r]);
         if (!row) goto done;
         PyList_SET_ITEM(refused, r, row);
     }
-    if (rows_left_drop_idle(&out.left, c.kdata, c.vdata, b.views[8].buf,
-                            (size_t)b.views[8].len / sizeof(int64_t)) < 0)
-        goto done;
     left = PyBytes_FromStringAndSize((const char *)out.left.rows,
                                      (Py_ssize_t)(out.left.len * sizeof(RowLeft)));
     if (!left) goto done;
@@ -836,7 +837,7 @@ done:
     Py_XDECREF(refused);
     Py_XDECREF(left);
     PyMem_Free(out.refused);
-    PyMem_Free(out.left.rows);
+    rows_left_free(&out.left);
     buffers_release(&b);
     return result;
 }

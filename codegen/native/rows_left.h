@@ -20,20 +20,51 @@ typedef struct {
 
 _Static_assert(sizeof(RowLeft) == 48, "RowLeft is LEFT_ROW's 48 bytes");
 
+/* rows: room for cap rows, a chunk's every row, reserved before the pass (rows_left_reserve),
+   so that adding a row cannot fail once the pass has changed the key store; producers: room
+   for as many ids, rows_left_drop_idle's, so that it cannot fail either. */
 typedef struct {
     RowLeft *rows;
+    int64_t *producers;
     size_t len, cap;
 } RowsLeft;
 
-/* Row j of a chunk (offsets koff/voff, flags, producers, offsets, timestamps) appended to
-   left unless it was not read (no ROW_DECODED: Python counts it apart); -1 with MemoryError. */
-static int rows_left_add(RowsLeft *left, Py_ssize_t j, uint8_t kind, int refused,
-                         const int32_t *koff, const int32_t *voff, const uint8_t *flag,
-                         const int64_t *producer, const int64_t *offset, const int64_t *time) {
-    uint8_t f = flag[j];
-    if (!(f & ROW_DECODED)) return 0;
-    if (grow_array((void **)&left->rows, &left->cap, left->len + 1, sizeof(RowLeft)) < 0)
+static void rows_left_free(RowsLeft *left) {
+    PyMem_Free(left->rows);
+    PyMem_Free(left->producers);
+    *left = (RowsLeft){0};
+}
+
+/* Room for a chunk's n rows in left (empty), and for the producers of as many: 0, or -1 with
+   MemoryError (nothing held). Pages past the rows written are not touched (the rows left are a
+   few hundred a chunk). */
+static int rows_left_reserve(RowsLeft *left, size_t n) {
+    size_t cap = n ? n : 1;
+    if (cap > PY_SSIZE_T_MAX / sizeof(RowLeft)) {
+        PyErr_NoMemory();
         return -1;
+    }
+    left->rows = PyMem_Malloc(cap * sizeof(RowLeft));
+    left->producers = PyMem_Malloc(cap * sizeof(int64_t));
+    if (!left->rows || !left->producers) {
+        rows_left_free(left);
+        PyErr_NoMemory();
+        return -1;
+    }
+    left->len = 0;
+    left->cap = cap;
+    return 0;
+}
+
+/* Row j of a chunk (offsets koff/voff, flags, producers, offsets, timestamps) appended to
+   left (room reserved for every row) unless it was not read (no ROW_DECODED: Python counts it
+   apart). */
+static inline void rows_left_add(RowsLeft *left, Py_ssize_t j, uint8_t kind, int refused,
+                                 const int32_t *koff, const int32_t *voff, const uint8_t *flag,
+                                 const int64_t *producer, const int64_t *offset,
+                                 const int64_t *time) {
+    uint8_t f = flag[j];
+    if (!(f & ROW_DECODED)) return;
     left->rows[left->len++] = (RowLeft){
         .producer = producer[j],
         .offset = offset[j],
@@ -48,7 +79,6 @@ static int rows_left_add(RowsLeft *left, Py_ssize_t j, uint8_t kind, int refused
         .transactional = (f & ROW_TRANSACTIONAL) != 0,
         .refused = (uint8_t)refused,
     };
-    return 0;
 }
 
 /* Whether producer p is one of ids[0..n). */
@@ -63,18 +93,15 @@ static int producer_among(const int64_t *ids, size_t n, int64_t p) {
    producer is none of `waiting` (those the view holds records of) nor of a transactional data
    row left, and that reads without an error (codegen.dumps.decoded.control_record: a key
    version and a value version of 0 or more, a value of 6 bytes or more; a marker's key is 4
-   bytes or more). kdata, vdata: the key and value data. 0, or -1 with MemoryError. */
-static int rows_left_drop_idle(RowsLeft *left, const uint8_t *kdata, const uint8_t *vdata,
-                               const int64_t *waiting, size_t n_waiting) {
-    int64_t *pending = NULL; /* producers of transactional data rows left (rarely any) */
-    size_t n_pending = 0, cap = 0, kept = 0;
+   bytes or more). kdata, vdata: the key and value data. Allocates nothing (the producers go to
+   left->producers, reserved): it cannot fail after the pass. */
+static void rows_left_drop_idle(RowsLeft *left, const uint8_t *kdata, const uint8_t *vdata,
+                                const int64_t *waiting, size_t n_waiting) {
+    int64_t *pending = left->producers; /* producers of transactional data rows left (rarely any) */
+    size_t n_pending = 0, kept = 0;
     for (size_t i = 0; i < left->len; i++) {
         const RowLeft *r = &left->rows[i];
         if (!r->transactional || r->control) continue;
-        if (grow_array((void **)&pending, &cap, n_pending + 1, sizeof(int64_t)) < 0) {
-            PyMem_Free(pending);
-            return -1;
-        }
         pending[n_pending++] = r->producer;
     }
     for (size_t i = 0; i < left->len; i++) {
@@ -86,6 +113,4 @@ static int rows_left_drop_idle(RowsLeft *left, const uint8_t *kdata, const uint8
         if (!idle) left->rows[kept++] = *r;
     }
     left->len = kept;
-    PyMem_Free(pending);
-    return 0;
 }
