@@ -865,6 +865,39 @@ def test_history_release_frees_the_columns_kept() -> None:
     assert np.frombuffer(after.effect_rows(), np.int64).tolist() == list(range(7, 307))
 
 
+def test_a_history_freed_after_the_release_is_not_kept() -> None:
+    """A history still alive at history_release() (a caller holding lag's last partition's)
+    is freed when it is, not kept for the rest of the process (traced by tracemalloc: PyMem);
+    a history made after the release keeps its columns again for the next."""
+    import tracemalloc
+
+    from codegen.native import _records
+
+    n = 50_000
+    columns = n * (4 + 8 + 8 + 8 + 4)  # key, row, committed, commit time, epoch
+    tracemalloc.start()
+    try:
+        _records.history_release()  # what an earlier test kept (not traced) freed first
+        alive = _plain_history(n, 0)
+        _records.history_release()  # alive still holds its columns
+        before = tracemalloc.get_traced_memory()[0]
+        del alive
+        freed = tracemalloc.get_traced_memory()[0]
+        _records.history_release()  # nothing kept: nothing to free
+        assert tracemalloc.get_traced_memory()[0] == freed
+        made = _plain_history(n, 0)  # a history made: freed, it keeps again
+        held = tracemalloc.get_traced_memory()[0]
+        del made
+        kept = tracemalloc.get_traced_memory()[0]
+        _records.history_release()
+        released = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert before - freed >= columns  # its columns freed with it, none kept
+    assert kept >= freed + columns and held - kept < columns  # the other buffers only
+    assert kept - released >= columns
+
+
 def test_history_of_keys_in_their_entries_or_apart(tmp_path: Path) -> None:
     """History mode holds a key of up to 40 bytes (after its type) in its one-line table entry,
     a longer one apart: 1,500 keys of 9 to 129 bytes (39, 40 and 41 among them, so a key one

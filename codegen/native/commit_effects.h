@@ -1282,6 +1282,7 @@ static PyObject *Effects_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     EffectsObject *e = (EffectsObject *)type->tp_alloc(type, 0);
     if (!e) return NULL;
     e->keep_history = keep_history;
+    if (keep_history) history_made(); /* its columns kept when freed (history_release) */
     e->producer_mask = 63;
     KeyLayout layout = keep_history ? HISTORY_LAYOUT : EFFECT_LAYOUT;
     if (key_store_init(&e->store, layout.entry_size) < 0) {

@@ -50,6 +50,15 @@ static size_t history_cap_hint;
    last partition's), not held for the rest of the process. Reached with the GIL held only. */
 static EffectHistory history_spare;
 
+/* Whether a history freed keeps its columns (history_spare): not from history_release until the
+   next history is made (history_made: CommitEffects(history=True)), so that a history still
+   alive at the release (a caller holding lag's last partition's) is freed when it is, not
+   kept for the rest of the process. Reached with the GIL held only. */
+static int history_keeping = 1;
+
+/* A history is made: the next history freed keeps its columns for one after it. */
+static void history_made(void) { history_keeping = 1; }
+
 /* Room for `need` rows: the columns kept (history_spare) where this history has none yet and
    they hold `need`, else grown, from the last history's capacity where it has none yet. */
 static int history_grow_to(EffectHistory *h, size_t need) {
@@ -110,10 +119,11 @@ static void history_columns_free(EffectHistory *h) {
     *h = (EffectHistory){0};
 }
 
-/* h's columns kept for the next history where none are kept already, else freed. */
+/* h's columns kept for the next history where none are kept already and no release came
+   since the last history was made (history_keeping), else freed. */
 static void history_free(EffectHistory *h) {
     if (h->cap) history_cap_hint = h->cap;
-    if (h->cap && !history_spare.cap) {
+    if (h->cap && history_keeping && !history_spare.cap) {
         history_spare = *h;
         history_spare.len = 0;
         *h = (EffectHistory){0};
@@ -123,12 +133,14 @@ static void history_free(EffectHistory *h) {
 }
 
 /* history_release() -> None: the columns kept of the last history freed (history_spare),
-   freed: the caller's last history is done. A history made after starts from the capacity
-   the last reached (history_cap_hint), as before. */
+   freed, and none kept until a history is made again (history_keeping): the caller's last
+   history is done, or freed later. A history made after starts from the capacity the last
+   reached (history_cap_hint), as before, and keeps again. */
 static PyObject *history_release(PyObject *self, PyObject *unused) {
     (void)self;
     (void)unused;
     history_columns_free(&history_spare);
+    history_keeping = 0;
     Py_RETURN_NONE;
 }
 

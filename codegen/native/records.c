@@ -151,7 +151,8 @@ static PyMethodDef records_functions[] = {
      "key_order.h)."},
     {"history_release", history_release, METH_NOARGS,
      "history_release() -> None: free the columns kept of the last CommitEffects history freed "
-     "for the next one's (no history follows; see effect_history.h)."},
+     "for the next one's, and keep none until a history is made (no history follows; see "
+     "effect_history.h)."},
     {"slot_objects", (PyCFunction)(void (*)(void))slot_objects, METH_FASTCALL,
      "slot_objects(cls, names, columns) -> list: objects of a slots class, the i-th with slot "
      "names[j] set to columns[j][i], no __init__ run (see slot_objects.h)."},

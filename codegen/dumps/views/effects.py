@@ -120,7 +120,8 @@ def native_enabled() -> bool:
 
 def release_history() -> None:
     """Free the columns the engine keeps of the last :class:`RecordHistory` freed for the next
-    one (``effect_history.h`` history_spare): no history follows (lag, after its last log
+    one (``effect_history.h`` history_spare), and keep none until a history is made, so that a
+    history alive now is freed when it is: no history follows (lag, after its last log
     partition's)."""
     release = engine_function("history_release")
     if release is not None:
