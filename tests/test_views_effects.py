@@ -855,7 +855,9 @@ def test_history_release_frees_the_columns_kept() -> None:
         _records.history_release()
         released = tracemalloc.get_traced_memory()[0]
         _records.history_release()  # nothing kept: nothing to do
-        assert tracemalloc.get_traced_memory()[0] == released
+        # no column freed (the smallest is n * 4 bytes); the int objects made by these
+        # measurements are traced too, so the count is not equal to the byte
+        assert released - tracemalloc.get_traced_memory()[0] < n * 4
     finally:
         tracemalloc.stop()
     columns = n * (4 + 8 + 8 + 8 + 4)  # key, row, committed, commit time, epoch
@@ -884,7 +886,7 @@ def test_a_history_freed_after_the_release_is_not_kept() -> None:
         del alive
         freed = tracemalloc.get_traced_memory()[0]
         _records.history_release()  # nothing kept: nothing to free
-        assert tracemalloc.get_traced_memory()[0] == freed
+        assert freed - tracemalloc.get_traced_memory()[0] < n * 4  # no column (as above)
         made = _plain_history(n, 0)  # a history made: freed, it keeps again
         held = tracemalloc.get_traced_memory()[0]
         del made
